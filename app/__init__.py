@@ -1,0 +1,1 @@
+"""Composition root: configuration, paths and wiring for the front ends."""

@@ -1,0 +1,9 @@
+"""`python -m engine` runs the engine command."""
+
+from __future__ import annotations
+
+import sys
+
+from engine.cli import main
+
+sys.exit(main())

@@ -1,0 +1,470 @@
+"""The Engine façade: the only thing front ends call."""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import threading
+import time
+from collections.abc import Collection, Iterable
+from pathlib import Path
+
+from engine.catalog import Catalog
+from engine.channels.base import Channel
+from engine.channels.fulltext import FulltextChannel
+from engine.channels.graph import GraphChannel
+from engine.channels.vectors import VectorChannel
+from engine.config import EngineConfig
+from engine.embedder import Embedder, load_default_embedder
+from engine.errors import IndexCorrupt, ModelUnavailable, NoteNotFound, SaveConflict, UnsafePath, VaultNotFound
+from engine.indexer import Indexer, ProgressFn
+from engine.records import (
+    Backlink,
+    ChannelName,
+    ChannelStatus,
+    IndexStatus,
+    Neighbor,
+    NoteView,
+    ReindexReport,
+    SearchResults,
+)
+from engine.search import Searcher
+from engine.storage import Manifest, WriterLock, dir_size, resolve_index_dir
+
+log = logging.getLogger("cairn.engine")
+
+_USE_DEFAULT = object()
+
+
+class Engine:
+    """Opens (or creates) a vault's index; searches, reindexes and reads notes.
+
+    Thread-safe for concurrent `search` calls; one reindex at a time.
+    """
+
+    def __init__(
+        self,
+        vault: Path,
+        index_dir: Path,
+        config: EngineConfig,
+        embedder: Embedder | None,
+        model_problem: str,
+    ) -> None:
+        self.vault = vault
+        self.index_dir = index_dir
+        self.config = config
+        self.repairs: list[str] = []
+        self._embedder = embedder
+        self._model_problem = model_problem
+        self._reindex_lock = threading.Lock()
+        self._lock = WriterLock(index_dir / "writer.lock")
+        self._manifest_path = index_dir / "manifest.json"
+        self._manifest, problem = Manifest.load(self._manifest_path)
+        if problem:
+            self.repairs.append(problem)
+        self._catalog = self._open_catalog()
+        self._fulltext = self._open_fulltext()
+        self._vectors = self._open_vectors()
+        self._graph = GraphChannel(config.graph)
+        self._graph.rebuild(self._catalog)
+        self._sync_derived()
+        channels: dict[ChannelName, Channel] = {
+            "fulltext": self._fulltext,
+            "vectors": self._vectors,
+            "graph": self._graph,
+        }
+        self._searcher = Searcher(self._catalog, channels, config, stem=self._fulltext.analyze)
+        self._indexer = Indexer(
+            vault,
+            self._catalog,
+            fulltext=self._fulltext,
+            graph=self._graph,
+            vectors=self._vectors,
+            embedder=embedder,
+            config=config,
+            on_catalog_change=self._searcher.refresh_titles,
+        )
+
+    # -- opening --------------------------------------------------------------------
+    @classmethod
+    def open(
+        cls,
+        vault: str | Path,
+        config: EngineConfig | None = None,
+        *,
+        index_dir: str | Path | None = None,
+        embedder: Embedder | None | object = _USE_DEFAULT,
+    ) -> Engine:
+        """Open or create the index of `vault`; never embeds anything.
+
+        Args:
+            vault: the vault folder.
+            config: engine settings (defaults when None).
+            index_dir: where the index lives (default `<vault>/.cairn`).
+            embedder: an embedder to use instead of the default ONNX model; None
+                turns the vector channel off.
+
+        Raises:
+            VaultNotFound: `vault` is not a directory.
+        """
+        root = Path(vault).expanduser()
+        if not root.is_dir():
+            raise VaultNotFound(f"{root} does not exist or is not a folder")
+        root = root.resolve()
+        cfg = config or EngineConfig()
+        directory = resolve_index_dir(root, Path(index_dir).expanduser() if index_dir else None)
+        directory.mkdir(parents=True, exist_ok=True)
+        problem = ""
+        chosen: Embedder | None
+        if embedder is _USE_DEFAULT:
+            chosen = None
+            if cfg.embed:
+                try:
+                    chosen = load_default_embedder(cfg.vectors.query_cache_size)
+                except ModelUnavailable as exc:
+                    problem = str(exc)
+            else:
+                problem = "embedding disabled in the configuration"
+        else:
+            chosen = embedder  # type: ignore[assignment]
+            if chosen is None:
+                problem = "no embedder configured"
+        return cls(root, directory, cfg, chosen, problem)
+
+    def _open_catalog(self) -> Catalog:
+        path = self.index_dir / "catalog.sqlite"
+        try:
+            catalog = Catalog(path)
+            if catalog.check() == "ok":
+                return catalog
+            catalog.close()
+            reason = "integrity check failed"
+        except IndexCorrupt as exc:
+            reason = str(exc)
+        aside = path.with_name(f"catalog.damaged-{int(time.time())}.sqlite")
+        for suffix in ("", "-wal", "-shm"):
+            source = Path(f"{path}{suffix}")
+            if source.exists():
+                os.replace(source, Path(f"{aside}{suffix}"))
+        self.repairs.append(f"catalog was damaged ({reason}); moved aside to {aside.name}, a full reindex rebuilds it")
+        self._manifest = Manifest()
+        return Catalog(path)
+
+    def _open_fulltext(self) -> FulltextChannel:
+        directory = self.index_dir / "fulltext"
+        try:
+            return FulltextChannel(directory, self.config.fulltext)
+        except IndexCorrupt as exc:
+            self.repairs.append(f"{exc}; rebuilt from the catalog")
+            shutil.rmtree(directory, ignore_errors=True)
+            channel = FulltextChannel(directory, self.config.fulltext)
+            channel.rebuild(self._catalog)
+            self._manifest.generations["fulltext"] = self._catalog.generation
+            return channel
+
+    def _open_vectors(self) -> VectorChannel:
+        path = self.index_dir / "vectors.faiss"
+        model_id = self._embedder.model_id if self._embedder else ""
+        if self._embedder is not None and self._manifest.model_id not in ("", model_id) and path.exists():
+            self.repairs.append(f"model changed from {self._manifest.model_id} to {model_id}; vector index rebuilt")
+            path.unlink()
+        dims = self._embedder.dims if self._embedder else 384
+        try:
+            channel = VectorChannel(path, self.config.vectors, self._embedder, dims=dims)
+        except IndexCorrupt as exc:
+            self.repairs.append(f"{exc}; rebuilt from cached embeddings")
+            path.unlink(missing_ok=True)
+            channel = VectorChannel(path, self.config.vectors, self._embedder, dims=dims)
+            channel.rebuild(self._catalog)
+            self._manifest.generations["vectors"] = self._catalog.generation
+        channel.attach_owners(self._catalog.chunk_owners())
+        return channel
+
+    def _sync_derived(self) -> None:
+        """Repair derived indexes whose generation lags the catalog's (e.g. after a kill)."""
+        generation = self._catalog.generation
+        changed = False
+        if self._manifest.generations.get("fulltext") != generation:
+            catalog_shas = {p: s[2] for p, s in self._catalog.file_states().items()}
+            indexed = self._fulltext.indexed_shas()
+            stale = [p for p, sha in catalog_shas.items() if indexed.get(p) != sha]
+            extra = [p for p in indexed if p not in catalog_shas]
+            if stale or extra:
+                self._fulltext.update(self._catalog, stale, extra)
+                if self._manifest.generations.get("fulltext") is not None:
+                    self.repairs.append(f"full-text index caught up with the catalog ({len(stale) + len(extra)} notes)")
+            self._manifest.generations["fulltext"] = generation
+            changed = True
+        if self._embedder is not None and self._manifest.generations.get("vectors") != generation:
+            self._vectors.update(self._catalog, (), ())
+            self._vectors.save()
+            self._manifest.generations["vectors"] = generation
+            changed = True
+        if self._embedder is not None and self._manifest.model_id != self._embedder.model_id:
+            self._manifest.model_id = self._embedder.model_id
+            changed = True
+        if changed:
+            self._save_manifest()
+
+    def _save_manifest(self) -> None:
+        try:
+            self._manifest.save(self._manifest_path)
+        except OSError as exc:
+            log.warning("could not write %s: %s", self._manifest_path, exc)
+
+    def close(self) -> None:
+        """Release the index."""
+        self._indexer.request_stop()
+        self._searcher.close()
+        self._fulltext.close()
+        self._vectors.close()
+        self._graph.close()
+        self._catalog.close()
+        self._lock.release()
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- indexing -------------------------------------------------------------------
+    def reindex(
+        self,
+        paths: Iterable[str] | None = None,
+        *,
+        full: bool = False,
+        progress: ProgressFn | None = None,
+        embed: bool = True,
+    ) -> ReindexReport:
+        """Bring the index up to date with the vault.
+
+        Args:
+            paths: vault-relative paths that changed (None scans the whole vault).
+            full: re-read and re-index every note even if unchanged.
+            progress: called with Progress records (phase, done, total).
+            embed: also embed new chunk texts (the slow phase).
+
+        Returns:
+            What was added, updated, removed and skipped, with timings per phase.
+
+        Raises:
+            IndexLocked: another process is writing this index.
+        """
+        with self._reindex_lock, self._lock.held():
+            report = self._indexer.reindex(paths, full=full, progress=progress, embed=embed)
+            generation = self._catalog.generation
+            self._manifest.generations["fulltext"] = generation
+            if self._embedder is not None:
+                self._manifest.generations["vectors"] = generation
+                self._manifest.model_id = self._embedder.model_id
+            self._save_manifest()
+            return report
+
+    def embed_pending(self, progress: ProgressFn | None = None) -> int:
+        """Embed chunks that have no vector yet (what `reindex(embed=False)` left)."""
+        with self._reindex_lock, self._lock.held():
+            done = self._indexer.embed_pending(progress or (lambda _p: None))
+            self._vectors.save()
+            return done
+
+    def stop(self) -> None:
+        """Ask a running reindex to stop embedding after the current batch."""
+        self._indexer.request_stop()
+
+    # -- searching -------------------------------------------------------------------
+    def search(
+        self,
+        query: str,
+        *,
+        limit: int = 20,
+        channels: Collection[ChannelName] | None = None,
+        as_you_type: bool = True,
+    ) -> SearchResults:
+        """Hybrid search with per-channel evidence.
+
+        Args:
+            query: what the user typed; the last word counts as a prefix while
+                `as_you_type` and no space follows it.
+            limit: maximum hits.
+            channels: restrict to some channels (default all three).
+            as_you_type: treat the last word as a prefix.
+
+        Returns:
+            Fused hits with evidence, per-channel status and timings, entities.
+        """
+        results = self._searcher.search(query, limit=limit, channels=channels, as_you_type=as_you_type)
+        if "vectors" in results.channels and self._embedder is None:
+            channels_status = dict(results.channels)
+            channels_status["vectors"] = ChannelStatus("unavailable", 0.0, self._model_problem)
+            results = SearchResults(
+                query=results.query,
+                hits=results.hits,
+                channels=channels_status,
+                recognized_entities=results.recognized_entities,
+                expanded_entities=results.expanded_entities,
+                total_ms=results.total_ms,
+            )
+        return results
+
+    # -- notes -----------------------------------------------------------------------
+    def resolve_path(self, path: str) -> Path:
+        """The absolute file of a vault-relative path, refusing anything outside the vault.
+
+        Raises:
+            UnsafePath: the path escapes the vault (.., absolute, symlink out).
+        """
+        if not path or path.startswith(("/", "\\")) or "\x00" in path:
+            raise UnsafePath(f"not a vault path: {path!r}")
+        candidate = (self.vault / path).resolve()
+        if not candidate.is_relative_to(self.vault):
+            raise UnsafePath(f"{path!r} points outside the vault")
+        return candidate
+
+    def note(self, path: str) -> NoteView:
+        """A note's catalog record, current text on disk and resolved links.
+
+        Raises:
+            NoteNotFound: the note is not indexed.
+        """
+        info = self._catalog.note_info(path)
+        if info is None:
+            raise NoteNotFound(path)
+        body = self._catalog.note_body(path)
+        try:
+            text = self.resolve_path(path).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            text = body[0] if body else ""
+        links = tuple((row.link, row.resolved) for row in self._catalog.links_from(path))
+        return NoteView(info=info, text=text, body_line_offset=body[1] if body else 0, links=links)
+
+    def notes(self) -> list[tuple[str, str]]:
+        """(path, title) of every indexed note, sorted by path."""
+        return [(i.path, i.title) for i in self._catalog.note_infos()]
+
+    def backlinks(self, path: str) -> list[Backlink]:
+        """Notes linking to `path`, each with the linking line."""
+        out: list[Backlink] = []
+        cache: dict[str, list[str]] = {}
+        for row in self._catalog.links_to(path):
+            if row.source == path:
+                continue
+            if row.source not in cache:
+                body = self._catalog.note_body(row.source)
+                cache[row.source] = body[0].split("\n") if body else []
+                offset = body[1] if body else 0
+                cache[row.source] = [""] * offset + cache[row.source]
+            lines = cache[row.source]
+            context = lines[row.link.line - 1].strip() if 0 < row.link.line <= len(lines) else ""
+            info = self._catalog.note_info(row.source)
+            out.append(Backlink(row.source, info.title if info else row.source, row.link.line, context))
+        return out
+
+    def related(self, path: str, *, limit: int = 10) -> SearchResults:
+        """Hybrid "more like this": the note's title and opening text as a query."""
+        info = self._catalog.note_info(path)
+        if info is None:
+            raise NoteNotFound(path)
+        chunks = self._catalog.chunks_for(path)
+        opening = " ".join(c.chunk.text for c in chunks[:1])[:400]
+        results = self.search(f"{info.title} {opening}", limit=limit + 1, as_you_type=False)
+        hits = tuple(h for h in results.hits if h.path != path)[:limit]
+        return SearchResults(
+            query=results.query,
+            hits=hits,
+            channels=results.channels,
+            recognized_entities=results.recognized_entities,
+            expanded_entities=results.expanded_entities,
+            total_ms=results.total_ms,
+        )
+
+    def unlinked_mentions(self, path: str, *, limit: int = 50) -> list[Backlink]:
+        """Notes that name this note (title or alias) in text without linking it."""
+        info = self._catalog.note_info(path)
+        if info is None:
+            raise NoteNotFound(path)
+        linking = {row.source for row in self._catalog.links_to(path)}
+        names = [n for n in (info.title, *info.aliases) if len(n) >= 3]
+        out: list[Backlink] = []
+        for name in names:
+            results = self._searcher.search(f'"{name}"', limit=limit, channels=("fulltext",), as_you_type=False)
+            for hit in results.hits:
+                if hit.path == path or hit.path in linking or any(b.path == hit.path for b in out):
+                    continue
+                body = self._catalog.note_body(hit.path)
+                if body is None:
+                    continue
+                lowered = name.lower()
+                for number, line in enumerate(body[0].split("\n"), start=body[1] + 1):
+                    if lowered in line.lower() and "[[" not in line.lower().split(lowered)[0][-2:]:
+                        out.append(Backlink(hit.path, hit.title, number, line.strip()))
+                        break
+        return out[:limit]
+
+    def neighbors(self, path: str, *, limit: int = 20) -> list[Neighbor]:
+        """The note's strongest entity-graph neighbors."""
+        return self._graph.neighbors(path, limit)
+
+    def save_note(self, path: str, text: str, *, expected_sha: str | None = None) -> ReindexReport:
+        """Write a note atomically (temp file, fsync, rename; mode kept) and reindex it.
+
+        Args:
+            path: vault-relative path (created if missing).
+            text: the full new content.
+            expected_sha: sha256 of the bytes the editor loaded; a mismatch means
+                the file changed on disk since, and nothing is written.
+
+        Raises:
+            SaveConflict: the file changed on disk since it was loaded.
+            UnsafePath: the path is outside the vault.
+        """
+        from engine.notes_io import atomic_write, file_sha
+
+        target = self.resolve_path(path)
+        if expected_sha is not None and file_sha(target) != expected_sha:
+            raise SaveConflict(f"{path} changed on disk since it was opened")
+        atomic_write(target, text)
+        return self.reindex([path])
+
+    # -- status ----------------------------------------------------------------------
+    def status(self) -> IndexStatus:
+        """Counts, what is embedded, skipped files, model and size."""
+        counts = self._catalog.counts()
+        model_id = self._embedder.model_id if self._embedder else ""
+        embedded = self._catalog.embedded_chunk_count(model_id) if model_id else 0
+        if self._embedder is None:
+            vectors = ChannelStatus("unavailable", 0.0, self._model_problem)
+        elif embedded < counts["chunks"]:
+            vectors = ChannelStatus("degraded", 0.0, f"{embedded}/{counts['chunks']} chunks embedded")
+        else:
+            vectors = ChannelStatus("ok", 0.0)
+        last = self._catalog.get_meta("last_update")
+        return IndexStatus(
+            vault=str(self.vault),
+            index_dir=str(self.index_dir),
+            notes=counts["notes"],
+            chunks=counts["chunks"],
+            links=counts["links"],
+            dangling_links=counts["dangling_links"],
+            embedded_chunks=embedded,
+            entities=self._graph.entity_count(),
+            skipped=self._catalog.skipped(),
+            model=model_id or "none",
+            vectors=vectors,
+            index_bytes=dir_size(self.index_dir),
+            last_update=float(last) if last else None,
+            channel_counts={
+                "fulltext": self._fulltext.count(),
+                "vectors": self._vectors.count(),
+                "graph": self._graph.count(),
+            },
+        )
+
+    @property
+    def writer(self) -> str | None:
+        """Who holds the writer lock right now (None when nobody does)."""
+        holder = self._lock.holder()
+        if holder is None:
+            return None
+        return f"pid {holder.pid} ({holder.command})"

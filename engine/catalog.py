@@ -1,0 +1,572 @@
+"""The SQLite catalog: the source of truth every derived index is rebuilt from."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from engine.errors import IndexCorrupt
+from engine.records import Chunk, Heading, Link, NoteInfo, SkippedFile
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS notes (
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL UNIQUE,
+    title TEXT NOT NULL,
+    aliases TEXT NOT NULL,
+    tags TEXT NOT NULL,
+    headings TEXT NOT NULL,
+    mtime REAL NOT NULL,
+    size INTEGER NOT NULL,
+    sha TEXT NOT NULL,
+    body TEXT NOT NULL,
+    body_line_offset INTEGER NOT NULL,
+    warnings TEXT NOT NULL,
+    indexed_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS chunks (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    note_id INTEGER NOT NULL REFERENCES notes(id) ON DELETE CASCADE,
+    ordinal INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    text_sha TEXT NOT NULL,
+    heading_path TEXT NOT NULL,
+    char_start INTEGER NOT NULL,
+    char_end INTEGER NOT NULL,
+    line_start INTEGER NOT NULL,
+    line_end INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS chunks_note ON chunks(note_id);
+CREATE INDEX IF NOT EXISTS chunks_sha ON chunks(text_sha);
+CREATE TABLE IF NOT EXISTS links (
+    note_id INTEGER NOT NULL REFERENCES notes(id) ON DELETE CASCADE,
+    target TEXT NOT NULL,
+    display TEXT,
+    heading TEXT,
+    block TEXT,
+    embed INTEGER NOT NULL,
+    line INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    resolved TEXT
+);
+CREATE INDEX IF NOT EXISTS links_note ON links(note_id);
+CREATE INDEX IF NOT EXISTS links_resolved ON links(resolved);
+CREATE TABLE IF NOT EXISTS mentions (
+    note_id INTEGER NOT NULL REFERENCES notes(id) ON DELETE CASCADE,
+    chunk_ordinal INTEGER NOT NULL,
+    surface TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS mentions_note ON mentions(note_id);
+CREATE TABLE IF NOT EXISTS embeddings (
+    model_id TEXT NOT NULL,
+    text_sha TEXT NOT NULL,
+    vector BLOB NOT NULL,
+    PRIMARY KEY (model_id, text_sha)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS skipped (path TEXT PRIMARY KEY, reason TEXT NOT NULL);
+"""
+
+
+@dataclass(frozen=True)
+class StoredChunk:
+    """A chunk row with its catalog id and note path."""
+
+    id: int
+    path: str
+    chunk: Chunk
+    text_sha: str
+
+
+@dataclass(frozen=True)
+class NoteRow:
+    """The fields of a note that channels index."""
+
+    id: int
+    path: str
+    title: str
+    aliases: tuple[str, ...]
+    tags: tuple[str, ...]
+    headings: tuple[str, ...]
+    body: str
+    sha: str
+
+
+@dataclass(frozen=True)
+class LinkRow:
+    """A stored link with its source path and resolved target (None if dangling)."""
+
+    source: str
+    link: Link
+    resolved: str | None
+
+
+class Catalog:
+    """SQLite in WAL mode, one connection per thread; writes are transactions."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._local = threading.local()
+        self._write_lock = threading.RLock()
+        try:
+            conn = self._conn()
+            conn.executescript(_SCHEMA)
+            version = self.get_meta("schema_version")
+            if version is None:
+                self.set_meta("schema_version", str(SCHEMA_VERSION))
+            elif int(version) != SCHEMA_VERSION:
+                raise IndexCorrupt(f"catalog schema {version} is not {SCHEMA_VERSION}")
+        except sqlite3.DatabaseError as exc:
+            raise IndexCorrupt(f"catalog {path.name} is unreadable: {exc}") from exc
+
+    def _conn(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self.path, timeout=30, check_same_thread=False, isolation_level=None)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA foreign_keys=ON")
+            conn.execute("PRAGMA busy_timeout=30000")
+            self._local.conn = conn
+            with self._write_lock:
+                self._all_conns().append(conn)
+        return conn
+
+    def _all_conns(self) -> list[sqlite3.Connection]:
+        conns: list[sqlite3.Connection] | None = getattr(self, "_conns", None)
+        if conns is None:
+            conns = []
+            self._conns = conns
+        return conns
+
+    def close(self) -> None:
+        """Close every thread's connection."""
+        with self._write_lock:
+            for conn in self._all_conns():
+                try:
+                    conn.close()
+                except sqlite3.ProgrammingError:
+                    continue  # closed from its own thread already
+            self._all_conns().clear()
+        self._local = threading.local()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction; serialised across threads, rolled back on error."""
+        with self._write_lock:
+            conn = self._conn()
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
+    def check(self) -> str:
+        """SQLite's quick integrity check: 'ok' or the first problem."""
+        row = self._conn().execute("PRAGMA quick_check").fetchone()
+        return str(row[0])
+
+    # -- meta -------------------------------------------------------------------
+    def get_meta(self, key: str) -> str | None:
+        """A stored meta value."""
+        row = self._conn().execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str, conn: sqlite3.Connection | None = None) -> None:
+        """Store a meta value (inside `conn`'s transaction when given)."""
+        (conn or self._conn()).execute(
+            "INSERT INTO meta(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value",
+            (key, value),
+        )
+
+    @property
+    def generation(self) -> int:
+        """Bumped by every transaction that changes notes."""
+        return int(self.get_meta("generation") or 0)
+
+    def bump_generation(self, conn: sqlite3.Connection) -> int:
+        """Increment the generation inside a transaction."""
+        gen = int(self.get_meta("generation") or 0) + 1
+        self.set_meta("generation", str(gen), conn)
+        self.set_meta("last_update", str(time.time()), conn)
+        return gen
+
+    # -- notes ------------------------------------------------------------------
+    def file_states(self) -> dict[str, tuple[float, int, str]]:
+        """path → (mtime, size, sha) of every note."""
+        rows = self._conn().execute("SELECT path, mtime, size, sha FROM notes")
+        return {str(p): (float(m), int(s), str(h)) for p, m, s, h in rows}
+
+    def upsert_note(
+        self,
+        conn: sqlite3.Connection,
+        *,
+        info: NoteInfo,
+        body: str,
+        body_line_offset: int,
+        chunks: Sequence[tuple[Chunk, str]],
+        links: Sequence[Link],
+        mentions: Sequence[tuple[int, str]],
+    ) -> int:
+        """Insert or replace a note with its chunks, links and mentions; returns its id."""
+        conn.execute("DELETE FROM notes WHERE path=?", (info.path,))
+        cur = conn.execute(
+            "INSERT INTO notes(path, title, aliases, tags, headings, mtime, size, sha, body,"
+            " body_line_offset, warnings, indexed_at) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                info.path,
+                info.title,
+                json.dumps(list(info.aliases)),
+                json.dumps(list(info.tags)),
+                json.dumps([[h.level, h.text, h.line] for h in info.headings]),
+                info.mtime,
+                info.size,
+                info.sha,
+                body,
+                body_line_offset,
+                json.dumps(list(info.warnings)),
+                time.time(),
+            ),
+        )
+        note_id = int(cur.lastrowid or 0)
+        conn.executemany(
+            "INSERT INTO chunks(note_id, ordinal, text, text_sha, heading_path, char_start,"
+            " char_end, line_start, line_end) VALUES(?,?,?,?,?,?,?,?,?)",
+            [
+                (
+                    note_id,
+                    c.ordinal,
+                    c.text,
+                    sha,
+                    json.dumps(list(c.heading_path)),
+                    c.char_start,
+                    c.char_end,
+                    c.line_start,
+                    c.line_end,
+                )
+                for c, sha in chunks
+            ],
+        )
+        conn.executemany(
+            "INSERT INTO links(note_id, target, display, heading, block, embed, line, kind)"
+            " VALUES(?,?,?,?,?,?,?,?)",
+            [
+                (note_id, lk.target, lk.display, lk.heading, lk.block, int(lk.embed), lk.line, lk.kind)
+                for lk in links
+            ],
+        )
+        conn.executemany(
+            "INSERT INTO mentions(note_id, chunk_ordinal, surface) VALUES(?,?,?)",
+            [(note_id, ordinal, surface) for ordinal, surface in mentions],
+        )
+        return note_id
+
+    def touch_note(self, conn: sqlite3.Connection, path: str, mtime: float, size: int) -> None:
+        """Record a new mtime/size for a note whose content hash did not change."""
+        conn.execute("UPDATE notes SET mtime=?, size=? WHERE path=?", (mtime, size, path))
+
+    def delete_notes(self, conn: sqlite3.Connection, paths: Iterable[str]) -> None:
+        """Remove notes (their chunks, links and mentions cascade)."""
+        conn.executemany("DELETE FROM notes WHERE path=?", [(p,) for p in paths])
+
+    def replace_skipped(self, conn: sqlite3.Connection, skipped: Iterable[SkippedFile]) -> None:
+        """Replace the list of skipped files."""
+        conn.execute("DELETE FROM skipped")
+        conn.executemany("INSERT OR REPLACE INTO skipped(path, reason) VALUES(?,?)", [(s.path, s.reason) for s in skipped])
+
+    def skipped(self) -> tuple[SkippedFile, ...]:
+        """Files the last reindex could not use, with reasons."""
+        rows = self._conn().execute("SELECT path, reason FROM skipped ORDER BY path")
+        return tuple(SkippedFile(str(p), str(r)) for p, r in rows)
+
+    def note_infos(self) -> list[NoteInfo]:
+        """Every note's metadata (no body)."""
+        rows = self._conn().execute(
+            "SELECT path, title, aliases, tags, mtime, size, sha, headings, warnings FROM notes ORDER BY path"
+        )
+        return [_note_info(row) for row in rows]
+
+    def note_info(self, path: str) -> NoteInfo | None:
+        """One note's metadata."""
+        row = self._conn().execute(
+            "SELECT path, title, aliases, tags, mtime, size, sha, headings, warnings FROM notes WHERE path=?",
+            (path,),
+        ).fetchone()
+        return None if row is None else _note_info(row)
+
+    def note_body(self, path: str) -> tuple[str, int] | None:
+        """A note's indexed body and its line offset."""
+        row = self._conn().execute("SELECT body, body_line_offset FROM notes WHERE path=?", (path,)).fetchone()
+        return None if row is None else (str(row[0]), int(row[1]))
+
+    def note_rows(self, paths: Iterable[str] | None = None) -> Iterator[NoteRow]:
+        """Rows for the full-text channel (all notes, or the given paths)."""
+        sql = "SELECT id, path, title, aliases, tags, headings, body, sha FROM notes"
+        conn = self._conn()
+        if paths is None:
+            rows: Iterable[tuple[object, ...]] = conn.execute(sql)
+        else:
+            wanted = list(paths)
+            rows = (
+                row
+                for start in range(0, len(wanted), 500)
+                for row in conn.execute(
+                    f"{sql} WHERE path IN ({','.join('?' * len(wanted[start:start + 500]))})",
+                    wanted[start : start + 500],
+                )
+            )
+        for nid, path, title, aliases, tags, headings, body, sha in rows:
+            yield NoteRow(
+                id=int(nid),  # type: ignore[call-overload]
+                path=str(path),
+                title=str(title),
+                aliases=tuple(json.loads(str(aliases))),
+                tags=tuple(json.loads(str(tags))),
+                headings=tuple(h[1] for h in json.loads(str(headings))),
+                body=str(body),
+                sha=str(sha),
+            )
+
+    def counts(self) -> dict[str, int]:
+        """Row counts of the main tables."""
+        conn = self._conn()
+        return {
+            "notes": conn.execute("SELECT count(*) FROM notes").fetchone()[0],
+            "chunks": conn.execute("SELECT count(*) FROM chunks").fetchone()[0],
+            "links": conn.execute("SELECT count(*) FROM links").fetchone()[0],
+            "dangling_links": conn.execute(
+                "SELECT count(*) FROM links WHERE resolved IS NULL"
+            ).fetchone()[0],
+        }
+
+    # -- chunks -----------------------------------------------------------------
+    def chunks_for(self, path: str) -> list[StoredChunk]:
+        """A note's chunks in order."""
+        rows = self._conn().execute(
+            "SELECT c.id, n.path, c.ordinal, c.text, c.heading_path, c.char_start, c.char_end,"
+            " c.line_start, c.line_end, c.text_sha FROM chunks c JOIN notes n ON n.id=c.note_id"
+            " WHERE n.path=? ORDER BY c.ordinal",
+            (path,),
+        )
+        return [_stored_chunk(row) for row in rows]
+
+    def chunk(self, chunk_id: int) -> StoredChunk | None:
+        """One chunk by id."""
+        row = self._conn().execute(
+            "SELECT c.id, n.path, c.ordinal, c.text, c.heading_path, c.char_start, c.char_end,"
+            " c.line_start, c.line_end, c.text_sha FROM chunks c JOIN notes n ON n.id=c.note_id"
+            " WHERE c.id=?",
+            (chunk_id,),
+        ).fetchone()
+        return None if row is None else _stored_chunk(row)
+
+    def chunk_owners(self) -> dict[int, str]:
+        """chunk id → note path, for every chunk."""
+        rows = self._conn().execute("SELECT c.id, n.path FROM chunks c JOIN notes n ON n.id=c.note_id")
+        return {int(cid): str(path) for cid, path in rows}
+
+    def chunks_missing_embedding(self, model_id: str) -> list[tuple[str, str]]:
+        """(text_sha, embedding text) of distinct chunk texts with no cached vector."""
+        rows = self._conn().execute(
+            "SELECT c.text_sha, n.title, c.heading_path, c.text FROM chunks c"
+            " JOIN notes n ON n.id=c.note_id"
+            " WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.model_id=? AND e.text_sha=c.text_sha)"
+            " GROUP BY c.text_sha",
+            (model_id,),
+        )
+        return [(str(sha), embedding_text(str(title), json.loads(str(hp)), str(text))) for sha, title, hp, text in rows]
+
+    def chunk_ids_for_shas(self, shas: Iterable[str]) -> list[tuple[int, str]]:
+        """(chunk id, text sha) of every chunk whose text has one of these hashes."""
+        wanted = list(shas)
+        out: list[tuple[int, str]] = []
+        conn = self._conn()
+        for start in range(0, len(wanted), 500):
+            part = wanted[start : start + 500]
+            rows = conn.execute(
+                f"SELECT id, text_sha FROM chunks WHERE text_sha IN ({','.join('?' * len(part))})", part
+            )
+            out.extend((int(cid), str(sha)) for cid, sha in rows)
+        return out
+
+    def embedded_chunk_count(self, model_id: str) -> int:
+        """How many chunks have a cached embedding."""
+        row = self._conn().execute(
+            "SELECT count(*) FROM chunks c WHERE EXISTS"
+            " (SELECT 1 FROM embeddings e WHERE e.model_id=? AND e.text_sha=c.text_sha)",
+            (model_id,),
+        ).fetchone()
+        return int(row[0])
+
+    def store_embeddings(self, model_id: str, rows: Sequence[tuple[str, npt.NDArray[np.float32]]]) -> None:
+        """Cache vectors by (model, chunk-text sha) in one transaction."""
+        with self.transaction() as conn:
+            conn.executemany(
+                "INSERT OR REPLACE INTO embeddings(model_id, text_sha, vector) VALUES(?,?,?)",
+                [(model_id, sha, np.asarray(vec, dtype=np.float32).tobytes()) for sha, vec in rows],
+            )
+
+    def chunk_vectors(
+        self, model_id: str, chunk_ids: Iterable[int] | None = None
+    ) -> Iterator[tuple[int, npt.NDArray[np.float32]]]:
+        """(chunk id, cached vector) for chunks that have one."""
+        sql = (
+            "SELECT c.id, e.vector FROM chunks c JOIN embeddings e"
+            " ON e.text_sha=c.text_sha AND e.model_id=?"
+        )
+        conn = self._conn()
+        if chunk_ids is None:
+            for cid, blob in conn.execute(sql, (model_id,)):
+                yield int(cid), np.frombuffer(blob, dtype=np.float32)
+            return
+        wanted = list(chunk_ids)
+        for start in range(0, len(wanted), 500):
+            part = wanted[start : start + 500]
+            for cid, blob in conn.execute(f"{sql} WHERE c.id IN ({','.join('?' * len(part))})", (model_id, *part)):
+                yield int(cid), np.frombuffer(blob, dtype=np.float32)
+
+    # -- links and mentions ------------------------------------------------------
+    def links(self) -> list[LinkRow]:
+        """Every link with source path and resolution."""
+        rows = self._conn().execute(
+            "SELECT n.path, l.target, l.display, l.heading, l.block, l.embed, l.line, l.kind, l.resolved"
+            " FROM links l JOIN notes n ON n.id=l.note_id"
+        )
+        return [_link_row(row) for row in rows]
+
+    def links_from(self, path: str) -> list[LinkRow]:
+        """Links written in one note."""
+        rows = self._conn().execute(
+            "SELECT n.path, l.target, l.display, l.heading, l.block, l.embed, l.line, l.kind, l.resolved"
+            " FROM links l JOIN notes n ON n.id=l.note_id WHERE n.path=? ORDER BY l.line",
+            (path,),
+        )
+        return [_link_row(row) for row in rows]
+
+    def links_to(self, path: str) -> list[LinkRow]:
+        """Links from other notes that resolve to `path`."""
+        rows = self._conn().execute(
+            "SELECT n.path, l.target, l.display, l.heading, l.block, l.embed, l.line, l.kind, l.resolved"
+            " FROM links l JOIN notes n ON n.id=l.note_id WHERE l.resolved=? ORDER BY n.path, l.line",
+            (path,),
+        )
+        return [_link_row(row) for row in rows]
+
+    def set_resolutions(self, conn: sqlite3.Connection, rows: Iterable[tuple[str | None, int]]) -> None:
+        """Store resolved targets: (resolved path or None, link rowid)."""
+        conn.executemany("UPDATE links SET resolved=? WHERE rowid=?", rows)
+
+    def link_resolutions(self) -> dict[int, str | None]:
+        """link rowid → stored resolution."""
+        rows = self._conn().execute("SELECT rowid, resolved FROM links")
+        return {int(r): (None if v is None else str(v)) for r, v in rows}
+
+    def link_targets(self, paths: Iterable[str] | None = None) -> list[tuple[int, str, str]]:
+        """(link rowid, source path, target) for all links or those of some notes."""
+        sql = "SELECT l.rowid, n.path, l.target FROM links l JOIN notes n ON n.id=l.note_id"
+        conn = self._conn()
+        if paths is None:
+            return [(int(r), str(p), str(t)) for r, p, t in conn.execute(sql)]
+        out: list[tuple[int, str, str]] = []
+        wanted = list(paths)
+        for start in range(0, len(wanted), 500):
+            part = wanted[start : start + 500]
+            out.extend(
+                (int(r), str(p), str(t))
+                for r, p, t in conn.execute(f"{sql} WHERE n.path IN ({','.join('?' * len(part))})", part)
+            )
+        return out
+
+    def mentions(self) -> Iterator[tuple[str, int, str]]:
+        """(note path, chunk ordinal, surface) of every extracted name."""
+        rows = self._conn().execute(
+            "SELECT n.path, m.chunk_ordinal, m.surface FROM mentions m JOIN notes n ON n.id=m.note_id"
+        )
+        for path, ordinal, surface in rows:
+            yield str(path), int(ordinal), str(surface)
+
+    def chunk_lines(self) -> Iterator[tuple[str, int, int, int]]:
+        """(note path, chunk ordinal, first line, last line) of every chunk."""
+        rows = self._conn().execute(
+            "SELECT n.path, c.ordinal, c.line_start, c.line_end FROM chunks c JOIN notes n ON n.id=c.note_id"
+        )
+        for path, ordinal, start, end in rows:
+            yield str(path), int(ordinal), int(start), int(end)
+
+    def link_ordinals(self) -> Iterator[tuple[str, str, int]]:
+        """(source path, resolved target, line) of resolved links, for co-occurrence."""
+        rows = self._conn().execute(
+            "SELECT n.path, l.resolved, l.line FROM links l JOIN notes n ON n.id=l.note_id"
+            " WHERE l.resolved IS NOT NULL"
+        )
+        for path, resolved, line in rows:
+            yield str(path), str(resolved), int(line)
+
+
+def embedding_text(title: str, heading_path: Sequence[str], text: str) -> str:
+    """What the embedder sees for a chunk: title and headings give it context."""
+    context = " > ".join([title, *[h for h in heading_path if h != title]])
+    return f"{context}\n{text}"
+
+
+def _note_info(row: tuple[object, ...]) -> NoteInfo:
+    path, title, aliases, tags, mtime, size, sha, headings, warnings = row
+    return NoteInfo(
+        path=str(path),
+        title=str(title),
+        aliases=tuple(json.loads(str(aliases))),
+        tags=tuple(json.loads(str(tags))),
+        mtime=float(mtime),  # type: ignore[arg-type]
+        size=int(size),  # type: ignore[call-overload]
+        sha=str(sha),
+        headings=tuple(Heading(int(lv), str(tx), int(ln)) for lv, tx, ln in json.loads(str(headings))),
+        warnings=tuple(json.loads(str(warnings))),
+    )
+
+
+def _stored_chunk(row: tuple[object, ...]) -> StoredChunk:
+    cid, path, ordinal, text, heading_path, cs, ce, ls, le, sha = row
+    return StoredChunk(
+        id=int(cid),  # type: ignore[call-overload]
+        path=str(path),
+        chunk=Chunk(
+            ordinal=int(ordinal),  # type: ignore[call-overload]
+            text=str(text),
+            heading_path=tuple(json.loads(str(heading_path))),
+            char_start=int(cs),  # type: ignore[call-overload]
+            char_end=int(ce),  # type: ignore[call-overload]
+            line_start=int(ls),  # type: ignore[call-overload]
+            line_end=int(le),  # type: ignore[call-overload]
+        ),
+        text_sha=str(sha),
+    )
+
+
+def _link_row(row: tuple[object, ...]) -> LinkRow:
+    source, target, display, heading, block, embed, line, kind, resolved = row
+    return LinkRow(
+        source=str(source),
+        link=Link(
+            target=str(target),
+            display=None if display is None else str(display),
+            heading=None if heading is None else str(heading),
+            block=None if block is None else str(block),
+            embed=bool(embed),
+            line=int(line),  # type: ignore[call-overload]
+            kind="markdown" if kind == "markdown" else "wikilink",
+        ),
+        resolved=None if resolved is None else str(resolved),
+    )

@@ -1,0 +1,385 @@
+"""The headless `engine` command: stdout is data, stderr is progress and errors."""
+
+from __future__ import annotations
+
+import argparse
+import enum
+import json
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from engine.errors import CairnError, ConfigError, IndexCorrupt, IndexLocked, VaultNotFound
+
+if TYPE_CHECKING:
+    from engine.api import Engine
+    from engine.records import Progress, SearchResults
+
+
+class Exit(enum.IntEnum):
+    """The engine command's exit codes."""
+
+    OK = 0
+    ERROR = 1
+    USAGE = 2
+    VAULT_NOT_FOUND = 3
+    INDEX_LOCKED = 4
+    INDEX_CORRUPT = 5
+    QUALITY_BELOW_FLOOR = 6
+
+
+EXIT_HELP = """exit codes:
+  0  success
+  1  unexpected error
+  2  usage error (bad arguments, bad configuration)
+  3  the vault folder does not exist
+  4  another process is writing the index
+  5  the index is damaged beyond automatic repair
+  6  eval: a metric fell below a --min-* floor
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (also used by the docs test: every command has help)."""
+    parser = argparse.ArgumentParser(
+        prog="engine",
+        description="Cairn's headless search engine: index a Markdown vault and search it.",
+        epilog=EXIT_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    def add(name: str, help_text: str) -> argparse.ArgumentParser:
+        command = sub.add_parser(
+            name, help=help_text, description=help_text, epilog=EXIT_HELP,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        return command
+
+    def vault_args(command: argparse.ArgumentParser) -> None:
+        command.add_argument("vault", type=Path, help="the vault folder")
+        command.add_argument("--index-dir", type=Path, help="where the index lives (default VAULT/.cairn)")
+        command.add_argument("--config", type=Path, help="a TOML file of engine settings")
+        command.add_argument("--no-model", action="store_true", help="do not load the embedding model")
+
+    reindex = add("reindex", "Index new and changed notes (incremental by content hash).")
+    vault_args(reindex)
+    reindex.add_argument("--full", action="store_true", help="re-read and re-index every note")
+    reindex.add_argument("--no-embed", action="store_true", help="skip the embedding phase")
+    reindex.add_argument("--json", action="store_true", help="print the report as JSON")
+
+    search = add("search", "Search the vault; shows channel badges and evidence.")
+    vault_args(search)
+    search.add_argument("query", help="the query")
+    search.add_argument("--limit", type=int, default=10, help="maximum results (default 10)")
+    search.add_argument("--json", action="store_true", help="print one JSON object")
+    search.add_argument("--explain", action="store_true", help="per-channel ranks, scores and entities")
+    search.add_argument(
+        "--channels", default="fulltext,vectors,graph", help="comma-separated channels to use"
+    )
+    search.add_argument("--typing", action="store_true", help="treat the last word as a prefix, as when typing")
+
+    status = add("status", "Show index counts, embedded fraction, skipped files, model and size.")
+    vault_args(status)
+    status.add_argument("--json", action="store_true", help="print one JSON object")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `engine` console script."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not args.command:
+        parser.print_help(sys.stderr)
+        return Exit.USAGE
+    handlers = {"reindex": _reindex, "search": _search, "status": _status}
+    try:
+        return int(handlers[args.command](args))
+    except VaultNotFound as exc:
+        return _fail(exc, Exit.VAULT_NOT_FOUND)
+    except IndexLocked as exc:
+        return _fail(exc, Exit.INDEX_LOCKED)
+    except IndexCorrupt as exc:
+        return _fail(exc, Exit.INDEX_CORRUPT)
+    except ConfigError as exc:
+        return _fail(exc, Exit.USAGE)
+    except CairnError as exc:
+        return _fail(exc, Exit.ERROR)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+def _fail(exc: CairnError, code: Exit) -> int:
+    print(f"error: {exc.title}: {exc}", file=sys.stderr)
+    return int(code)
+
+
+def _open(args: argparse.Namespace) -> Engine:
+    from engine.api import Engine
+    from engine.config import EngineConfig
+
+    config = EngineConfig()
+    if getattr(args, "config", None):
+        import tomllib
+
+        try:
+            config = EngineConfig.from_dict(tomllib.loads(args.config.read_text(encoding="utf-8")))
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raise ConfigError(f"{args.config}: {exc}") from exc
+    if args.no_model:
+        engine = Engine.open(args.vault, config, index_dir=args.index_dir, embedder=None)
+    else:
+        engine = Engine.open(args.vault, config, index_dir=args.index_dir)
+    for repair in engine.repairs:
+        print(f"repaired: {repair}", file=sys.stderr)
+    return engine
+
+
+# -- reindex -----------------------------------------------------------------------
+class _ProgressBar:
+    """Phase and count on stderr: a redrawn bar on a terminal, sparse lines otherwise."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        self._tty = stream.isatty()
+        self._phase = ""
+        self._last_draw = 0.0
+        self._last_pct = -1
+
+    def __call__(self, progress: Progress) -> None:
+        now = time.monotonic()
+        new_phase = progress.phase != self._phase
+        pct = int(100 * progress.done / progress.total) if progress.total else 0
+        if self._tty:
+            if not new_phase and now - self._last_draw < 0.1 and progress.done != progress.total:
+                return
+            width = 30
+            filled = int(width * pct / 100)
+            bar = "█" * filled + "░" * (width - filled)
+            if new_phase and self._phase:
+                self._stream.write("\n")
+            self._stream.write(f"\r{progress.phase:<9} {bar} {progress.done}/{progress.total} ")
+            self._stream.flush()
+        elif new_phase or pct // 25 != self._last_pct // 25:
+            self._stream.write(f"{progress.phase}: {progress.done}/{progress.total}\n")
+        self._phase = progress.phase
+        self._last_draw = now
+        self._last_pct = pct
+
+    def close(self) -> None:
+        if self._tty and self._phase:
+            self._stream.write("\n")
+
+
+def _reindex(args: argparse.Namespace) -> int:
+    started = time.perf_counter()
+    with _open(args) as engine:
+        bar = _ProgressBar(sys.stderr)
+        try:
+            report = engine.reindex(full=args.full, progress=bar, embed=not args.no_embed)
+        finally:
+            bar.close()
+        status = engine.status()
+    total = time.perf_counter() - started
+    if args.json:
+        payload = {
+            "added": list(report.added),
+            "updated": list(report.updated),
+            "removed": list(report.removed),
+            "unchanged": report.unchanged,
+            "skipped": [{"path": s.path, "reason": s.reason} for s in report.skipped],
+            "warnings": [{"path": s.path, "reason": s.reason} for s in report.warnings],
+            "embedded_chunks": report.embedded_chunks,
+            "timings_s": report.timings,
+            "total_s": round(total, 3),
+            "notes": status.notes,
+        }
+        print(json.dumps(payload, ensure_ascii=False, indent=2))
+        return Exit.OK
+    out = sys.stdout
+    out.write(
+        f"{status.notes} notes: {len(report.added)} added, {len(report.updated)} updated, "
+        f"{len(report.removed)} removed, {report.unchanged} unchanged, {len(report.skipped)} skipped\n"
+    )
+    out.write(f"embedded {report.embedded_chunks} chunks; {status.embedded_chunks}/{status.chunks} chunks have vectors\n")
+    for skipped in report.skipped:
+        out.write(f"  skipped {skipped.path}: {skipped.reason}\n")
+    for warning in report.warnings:
+        out.write(f"  warning {warning.path}: {warning.reason}\n")
+    phases = ", ".join(f"{phase} {seconds:.2f}s" for phase, seconds in report.timings.items())
+    out.write(f"time: {total:.2f}s ({phases})\n")
+    return Exit.OK
+
+
+# -- search ------------------------------------------------------------------------
+def results_to_json(results: SearchResults) -> dict[str, Any]:
+    """The documented JSON shape of a search (also served by the web API)."""
+    hits = []
+    for hit in results.hits:
+        channels: dict[str, Any] = {}
+        for name, ev in hit.channels.items():
+            entry: dict[str, Any] = {"rank": ev.rank, "score": ev.score}
+            if name == "fulltext":
+                entry["matched_terms"] = list(ev.matched_terms)
+            elif name == "vectors":
+                entry["chunk_id"] = ev.chunk_id
+            elif name == "graph":
+                entry["path"] = list(ev.graph_path)
+                entry["relation"] = ev.graph_relation
+            channels[name] = entry
+        hits.append(
+            {
+                "path": hit.path,
+                "title": hit.title,
+                "score": hit.score,
+                "label": hit.label,
+                "channels": channels,
+                "snippet": {
+                    "text": hit.snippet.text,
+                    "heading": hit.snippet.heading,
+                    "line": hit.snippet.line,
+                    "highlights": [list(span) for span in hit.snippet.highlights],
+                },
+            }
+        )
+    return {
+        "query": results.query,
+        "hits": hits,
+        "channels": {
+            name: {"status": st.status, "ms": st.ms, **({"message": st.message} if st.message else {})}
+            for name, st in results.channels.items()
+        },
+        "entities": {
+            "recognized": list(results.recognized_entities),
+            "expanded": list(results.expanded_entities),
+        },
+        "ms": results.total_ms,
+    }
+
+
+def badges(hit: Any) -> list[str]:
+    """Short per-channel evidence: `BM25 #2 "term"`, `VEC 0.83`, `GRAPH ← Alice`."""
+    out = []
+    ft = hit.channels.get("fulltext")
+    if ft is not None:
+        terms = " ".join(f'"{t}"' for t in ft.matched_terms[:3])
+        out.append(f"BM25 #{ft.rank}{' ' + terms if terms else ''}")
+    vec = hit.channels.get("vectors")
+    if vec is not None:
+        out.append(f"VEC {vec.score:.2f}")
+    graph = hit.channels.get("graph")
+    if graph is not None:
+        via = graph.graph_path[-2] if len(graph.graph_path) > 1 else graph.graph_path[0] if graph.graph_path else ""
+        out.append(f"GRAPH ← {via}" if len(graph.graph_path) > 1 else f"GRAPH = {via}")
+    return out
+
+
+def _highlight(text: str, spans: Sequence[tuple[int, int]], tty: bool) -> str:
+    if not spans:
+        return text
+    on, off = ("\x1b[1;33m", "\x1b[0m") if tty else ("[", "]")
+    pieces, last = [], 0
+    for start, end in spans:
+        pieces.extend([text[last:start], on, text[start:end], off])
+        last = end
+    pieces.append(text[last:])
+    return "".join(pieces)
+
+
+def _search(args: argparse.Namespace) -> int:
+    channels = tuple(c.strip() for c in args.channels.split(",") if c.strip())
+    unknown = [c for c in channels if c not in ("fulltext", "vectors", "graph")]
+    if unknown:
+        print(f"error: unknown channel(s): {', '.join(unknown)}", file=sys.stderr)
+        return Exit.USAGE
+    with _open(args) as engine:
+        if engine.status().notes == 0:
+            print("note: the index is empty; run `engine reindex VAULT` first", file=sys.stderr)
+        results = engine.search(args.query, limit=args.limit, channels=channels, as_you_type=args.typing)  # type: ignore[arg-type]
+    if args.json:
+        print(json.dumps(results_to_json(results), ensure_ascii=False, indent=2))
+        return Exit.OK
+    out = sys.stdout
+    tty = out.isatty()
+    for number, hit in enumerate(results.hits, start=1):
+        out.write(f"{number:>2}. {hit.title}  ({hit.path})\n")
+        out.write(f"    {hit.label}  {'  '.join(f'[{b}]' for b in badges(hit))}\n")
+        heading = f"{hit.snippet.heading} · " if hit.snippet.heading else ""
+        snippet = _highlight(hit.snippet.text, hit.snippet.highlights, tty).replace("\n", " ")
+        out.write(f"    {heading}line {hit.snippet.line}: {snippet}\n")
+        if args.explain:
+            for name, ev in hit.channels.items():
+                detail = ""
+                if ev.matched_terms:
+                    detail = f" terms={','.join(ev.matched_terms)}"
+                if ev.graph_path:
+                    detail = f" path={' → '.join(ev.graph_path)}" + (f" ({ev.graph_relation})" if ev.graph_relation else "")
+                if ev.chunk_id is not None:
+                    detail += f" chunk={ev.chunk_id}"
+                out.write(f"      {name:<8} rank {ev.rank:<3} score {ev.score:<8}{detail}\n")
+            out.write(f"      fused score {hit.score}\n")
+    if not results.hits:
+        out.write("no results\n")
+    if args.explain:
+        out.write(
+            "channels: "
+            + ", ".join(
+                f"{name} {st.status} {st.ms:.1f}ms" + (f" ({st.message})" if st.message else "")
+                for name, st in results.channels.items()
+            )
+            + f"; total {results.total_ms:.1f}ms\n"
+        )
+        out.write(f"entities recognized: {', '.join(results.recognized_entities) or '-'}\n")
+        out.write(f"entities expanded:   {', '.join(results.expanded_entities) or '-'}\n")
+    for name, st in results.channels.items():
+        if st.status != "ok" and not args.explain:
+            print(f"note: {name} channel {st.status}: {st.message}", file=sys.stderr)
+    return Exit.OK
+
+
+# -- status --------------------------------------------------------------------------
+def _status(args: argparse.Namespace) -> int:
+    with _open(args) as engine:
+        status = engine.status()
+        writer = engine.writer
+    payload = {
+        "vault": status.vault,
+        "index_dir": status.index_dir,
+        "notes": status.notes,
+        "chunks": status.chunks,
+        "links": status.links,
+        "dangling_links": status.dangling_links,
+        "entities": status.entities,
+        "embedded_chunks": status.embedded_chunks,
+        "embedded_fraction": round(status.embedded_fraction, 4),
+        "model": status.model,
+        "vectors": {"status": status.vectors.status, "message": status.vectors.message},
+        "channel_counts": status.channel_counts,
+        "index_bytes": status.index_bytes,
+        "last_update": status.last_update,
+        "writer": writer,
+        "skipped": [{"path": s.path, "reason": s.reason} for s in status.skipped],
+    }
+    if args.json:
+        print(json.dumps(payload, ensure_ascii=False, indent=2))
+        return Exit.OK
+    out = sys.stdout
+    last = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(status.last_update)) if status.last_update else "never"
+    out.write(f"vault:      {status.vault}\nindex:      {status.index_dir} ({status.index_bytes / 1e6:.1f} MB)\n")
+    out.write(f"notes:      {status.notes} ({status.chunks} chunks, {status.links} links, {status.dangling_links} dangling)\n")
+    out.write(f"entities:   {status.entities}\n")
+    out.write(f"embedded:   {status.embedded_chunks}/{status.chunks} chunks ({status.embedded_fraction:.0%})\n")
+    out.write(f"model:      {status.model} — vectors {status.vectors.status}{': ' + status.vectors.message if status.vectors.message else ''}\n")
+    out.write(f"channels:   {', '.join(f'{k} {v}' for k, v in status.channel_counts.items())}\n")
+    out.write(f"updated:    {last}\nwriter:     {writer or 'none'}\n")
+    out.write(f"skipped:    {len(status.skipped)}\n")
+    for skipped in status.skipped:
+        out.write(f"  {skipped.path}: {skipped.reason}\n")
+    return Exit.OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

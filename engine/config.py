@@ -1,0 +1,118 @@
+"""The engine's typed, frozen configuration; unknown keys are an error."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class FusionConfig:
+    """Weighted reciprocal-rank fusion: score = sum_c weight_c / (k + rank_c)."""
+
+    k: float = 60.0
+    weights: dict[str, float] = field(
+        default_factory=lambda: {"fulltext": 1.0, "vectors": 1.0, "graph": 1.0}
+    )
+    depths: dict[str, int] = field(
+        default_factory=lambda: {"fulltext": 50, "vectors": 50, "graph": 30}
+    )
+    high_vector_cosine: float = 0.55
+    weak_vector_cosine: float = 0.30
+
+
+@dataclass(frozen=True)
+class FulltextConfig:
+    """BM25F field weights and prefix expansion bound."""
+
+    title_boost: float = 4.0
+    alias_boost: float = 4.0
+    heading_boost: float = 2.0
+    tag_boost: float = 2.0
+    body_boost: float = 1.0
+    prefix_min_chars: int = 2
+    prefix_max_terms: int = 24
+
+
+@dataclass(frozen=True)
+class VectorConfig:
+    """Embedding batch size and HNSW parameters."""
+
+    batch_size: int = 8
+    hnsw_m: int = 32
+    ef_construction: int = 80
+    ef_search: int = 64
+    query_cache_size: int = 256
+    tombstone_rebuild_fraction: float = 0.25
+
+
+@dataclass(frozen=True)
+class GraphConfig:
+    """Entity graph shape: hop decay and hub control."""
+
+    max_hops: int = 2
+    hop_decay: float = 0.5
+    max_neighbors: int = 40
+    min_name_len: int = 3
+
+
+@dataclass(frozen=True)
+class ChunkConfig:
+    """Chunk size in words, and overlap between consecutive chunks of a section."""
+
+    max_words: int = 180
+    overlap_words: int = 30
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    """Everything the engine can be told; built once by the composition root."""
+
+    excludes: tuple[str, ...] = ()
+    max_file_bytes: int = 8 * 1024 * 1024
+    fusion: FusionConfig = field(default_factory=FusionConfig)
+    fulltext: FulltextConfig = field(default_factory=FulltextConfig)
+    vectors: VectorConfig = field(default_factory=VectorConfig)
+    graph: GraphConfig = field(default_factory=GraphConfig)
+    chunking: ChunkConfig = field(default_factory=ChunkConfig)
+    embed: bool = True
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> EngineConfig:
+        """Build a config from a plain mapping (e.g. parsed TOML); unknown keys raise."""
+        return _build(cls, data, "")
+
+
+def _build(cls: Any, data: dict[str, Any], where: str) -> Any:
+    if not isinstance(data, dict):
+        raise ConfigError(f"{where or 'config'}: expected a table, got {type(data).__name__}")
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = sorted(set(data) - set(fields))
+    if unknown:
+        raise ConfigError(f"{where or 'config'}: unknown key(s) {', '.join(unknown)}")
+    kwargs: dict[str, Any] = {}
+    for name, value in data.items():
+        default = getattr(cls(), name)
+        key = f"{where}.{name}" if where else name
+        if dataclasses.is_dataclass(default):
+            kwargs[name] = _build(type(default), value, key)
+        elif isinstance(default, tuple):
+            kwargs[name] = tuple(value)
+        elif isinstance(default, dict):
+            merged = dict(default)
+            merged.update(value)
+            kwargs[name] = merged
+        elif isinstance(default, bool):
+            if not isinstance(value, bool):
+                raise ConfigError(f"{key}: expected true/false")
+            kwargs[name] = value
+        elif isinstance(default, (int, float)):
+            if not isinstance(value, (int, float)) or isinstance(value, bool):
+                raise ConfigError(f"{key}: expected a number")
+            kwargs[name] = type(default)(value)
+        else:
+            kwargs[name] = value
+    return cls(**kwargs)

@@ -1,0 +1,200 @@
+"""Sentence embeddings with ONNX Runtime: tokenize, run, mean-pool, L2-normalise."""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from engine.errors import ModelUnavailable
+
+Vectors = npt.NDArray[np.float32]
+
+
+class Embedder(Protocol):
+    """Anything that turns texts into L2-normalised float32 rows."""
+
+    model_id: str
+    dims: int
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """Embed a batch of texts (one row per text)."""
+        ...
+
+    def embed_query(self, text: str) -> Vectors:
+        """Embed one query, cached; returns shape (dims,)."""
+        ...
+
+    def count_tokens(self, texts: Sequence[str]) -> list[int]:
+        """Token count per text after truncation."""
+        ...
+
+
+class OnnxEmbedder:
+    """all-MiniLM-L6-v2 (or any BERT-style encoder) via ONNX Runtime and `tokenizers`."""
+
+    def __init__(
+        self,
+        model_path: Path,
+        tokenizer_path: Path,
+        *,
+        model_id: str,
+        dims: int,
+        max_tokens: int = 256,
+        threads: int = 0,
+        query_cache_size: int = 256,
+    ) -> None:
+        try:
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+        except ImportError as exc:  # pragma: no cover - dependency missing
+            raise ModelUnavailable(f"{exc.name} is not installed (pip install onnxruntime tokenizers)") from exc
+        try:
+            options = ort.SessionOptions()
+            if threads:
+                options.intra_op_num_threads = threads
+            options.log_severity_level = 3
+            self._session = ort.InferenceSession(
+                str(model_path), sess_options=options, providers=["CPUExecutionProvider"]
+            )
+            self._tokenizer = Tokenizer.from_file(str(tokenizer_path))
+        except Exception as exc:  # onnxruntime raises its own untyped errors
+            raise ModelUnavailable(f"could not load {model_path.name}: {exc}") from exc
+        self._tokenizer.enable_truncation(max_tokens)
+        self._tokenizer.enable_padding()
+        self._input_names = {node.name for node in self._session.get_inputs()}
+        self.model_id = model_id
+        self.dims = dims
+        self._cache: OrderedDict[str, Vectors] = OrderedDict()
+        self._cache_size = query_cache_size
+        self._cache_lock = threading.Lock()
+
+    def count_tokens(self, texts: Sequence[str]) -> list[int]:
+        """Token count per text after truncation (special tokens included)."""
+        encodings = self._tokenizer.encode_batch(list(texts))
+        return [int(sum(e.attention_mask)) for e in encodings]
+
+    def tokenize(self, texts: Sequence[str]) -> dict[str, npt.NDArray[np.int64]]:
+        """The padded model inputs for a batch."""
+        encodings = self._tokenizer.encode_batch(list(texts))
+        feeds = {
+            "input_ids": np.array([e.ids for e in encodings], dtype=np.int64),
+            "attention_mask": np.array([e.attention_mask for e in encodings], dtype=np.int64),
+            "token_type_ids": np.array([e.type_ids for e in encodings], dtype=np.int64),
+        }
+        return {name: value for name, value in feeds.items() if name in self._input_names}
+
+    def run(self, feeds: dict[str, npt.NDArray[np.int64]]) -> Vectors:
+        """Run the model on prepared inputs and pool to normalised sentence vectors."""
+        hidden: Any = self._session.run(None, feeds)[0]
+        mask = feeds["attention_mask"][..., None].astype(np.float32)
+        summed = (hidden * mask).sum(axis=1)
+        counts = np.clip(mask.sum(axis=1), 1e-9, None)
+        pooled = summed / counts
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """Embed a batch; callers batch by similar length to limit padding."""
+        if not texts:
+            return np.zeros((0, self.dims), dtype=np.float32)
+        return self.run(self.tokenize(texts))
+
+    def embed_query(self, text: str) -> Vectors:
+        """Embed one query with a small LRU cache (as-you-type repeats prefixes)."""
+        with self._cache_lock:
+            cached = self._cache.get(text)
+            if cached is not None:
+                self._cache.move_to_end(text)
+                return cached
+        vector = self.embed([text])[0]
+        with self._cache_lock:
+            self._cache[text] = vector
+            while len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
+        return vector
+
+
+def embed_in_batches(
+    embedder: Embedder,
+    texts: Sequence[str],
+    *,
+    batch_size: int,
+    on_batch: Callable[[list[int], Vectors], None],
+    should_stop: Callable[[], bool] = lambda: False,
+) -> int:
+    """Embed texts in length-sorted batches, handing each batch's rows to `on_batch`.
+
+    Sorting by length keeps padding (wasted compute) small. Returns how many texts
+    were embedded before `should_stop` said to stop.
+    """
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    embedded = 0
+    for start in range(0, len(order), batch_size):
+        if should_stop():
+            break
+        indices = order[start : start + batch_size]
+        vectors = embedder.embed([texts[i] for i in indices])
+        on_batch(indices, vectors)
+        embedded += len(indices)
+    return embedded
+
+
+def load_default_embedder(query_cache_size: int = 256) -> OnnxEmbedder:
+    """The manifest's default model, checksum-verified.
+
+    Raises:
+        ModelUnavailable: the package is missing, a checksum differs, or ONNX fails.
+    """
+    from models import ModelAssetError, load_spec, verify
+
+    try:
+        spec = load_spec()
+        verify(spec)
+    except ModelAssetError as exc:
+        raise ModelUnavailable(str(exc)) from exc
+    return OnnxEmbedder(
+        spec.weights_path,
+        spec.tokenizer_path,
+        model_id=spec.model_id,
+        dims=spec.dims,
+        max_tokens=spec.max_tokens,
+        query_cache_size=query_cache_size,
+    )
+
+
+class HashEmbedder:
+    """A deterministic stand-in embedder for tests that are about something else.
+
+    Texts sharing words get similar vectors (hashed bag of words), so ranking
+    still means something; it is never used unless a caller passes it explicitly.
+    """
+
+    def __init__(self, dims: int = 64) -> None:
+        self.model_id = f"hash-bow-{dims}"
+        self.dims = dims
+
+    def count_tokens(self, texts: Sequence[str]) -> list[int]:
+        """Whitespace token count per text."""
+        return [len(t.split()) for t in texts]
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """Hashed bag-of-words rows, L2-normalised."""
+        import hashlib
+
+        rows = np.zeros((len(texts), self.dims), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in text.lower().split():
+                bucket = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=4).digest(), "little")
+                rows[row, bucket % self.dims] += 1.0
+        norms = np.linalg.norm(rows, axis=1, keepdims=True)
+        return rows / np.clip(norms, 1e-12, None)
+
+    def embed_query(self, text: str) -> Vectors:
+        """One query row."""
+        return self.embed([text])[0]

@@ -1,0 +1,109 @@
+"""Why a note matched: the evidence label and the highlighted best passage."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+
+from engine.catalog import StoredChunk
+from engine.config import FusionConfig
+from engine.records import ChannelEvidence, ChannelName, EvidenceLabel, Snippet
+
+SNIPPET_CHARS = 280
+_MAX_CHUNKS_SCANNED = 200
+_WORD = re.compile(r"\w[\w'’\-]*", re.UNICODE)
+
+
+def choose_label(
+    channels: Mapping[ChannelName, ChannelEvidence],
+    *,
+    exact_title: bool,
+    alias: bool,
+    all_terms_matched: bool,
+    config: FusionConfig,
+) -> EvidenceLabel:
+    """The single strongest reason a note is in the results.
+
+    `high_vector_match` uses the raw cosine, never the fused score.
+    """
+    if exact_title:
+        return "exact_title_match"
+    if alias:
+        return "alias_hit"
+    fulltext = channels.get("fulltext")
+    vectors = channels.get("vectors")
+    graph = channels.get("graph")
+    if fulltext is not None and all_terms_matched:
+        return "keyword_exact"
+    if vectors is not None and vectors.score >= config.high_vector_cosine:
+        return "high_vector_match"
+    if graph is not None and len(graph.graph_path) > 1:
+        return "graph_neighbor"
+    if fulltext is not None:
+        return "keyword_exact"
+    return "weak_semantic"
+
+
+def build_snippet(
+    chunks: Sequence[StoredChunk],
+    *,
+    matches: Callable[[str], bool],
+    hint_terms: Sequence[str],
+    preferred_chunk_id: int | None = None,
+) -> Snippet:
+    """The best chunk of a note, cut to a window around its matches, highlighted.
+
+    Args:
+        chunks: the note's chunks in order.
+        matches: whether a word of the text matches the query (stem or prefix).
+        hint_terms: lowercase stems/prefixes used to pick the chunk cheaply.
+        preferred_chunk_id: the vector channel's best chunk, used when no word matches.
+    """
+    if not chunks:
+        return Snippet(text="", heading="", line=1)
+    scanned = chunks[:_MAX_CHUNKS_SCANNED]
+    best = None
+    best_count = 0
+    if hint_terms:
+        for stored in scanned:
+            lowered = stored.chunk.text.lower()
+            count = sum(1 for term in hint_terms if term and term in lowered) * 100 + sum(
+                lowered.count(term) for term in hint_terms if term
+            )
+            if count > best_count:
+                best, best_count = stored, count
+    if best is None or (preferred_chunk_id is not None and best_count < 100):
+        best = next((c for c in chunks if c.id == preferred_chunk_id), None) or best or chunks[0]
+    return _window(best, matches)
+
+
+def _window(stored: StoredChunk, matches: Callable[[str], bool]) -> Snippet:
+    text = stored.chunk.text
+    spans = [(m.start(), m.end()) for m in _WORD.finditer(text) if matches(m.group(0))]
+    start = 0
+    if spans and spans[0][0] > SNIPPET_CHARS // 3:
+        start = _word_start(text, spans[0][0] - SNIPPET_CHARS // 4)
+    end = min(len(text), start + SNIPPET_CHARS)
+    if end < len(text):
+        cut = text.rfind(" ", start, end)
+        end = cut if cut > start + SNIPPET_CHARS // 2 else end
+    window = text[start:end]
+    prefix = "…" if start > 0 else ""
+    suffix = "…" if end < len(text) else ""
+    shift = len(prefix) - start
+    highlights = tuple((a + shift, b + shift) for a, b in spans if a >= start and b <= end)
+    first = spans[0][0] if spans else 0
+    line = stored.chunk.line_start + text.count("\n", 0, first)
+    flat = prefix + window + suffix
+    return Snippet(
+        text=flat,
+        heading=" > ".join(stored.chunk.heading_path),
+        line=line,
+        highlights=highlights,
+    )
+
+
+def _word_start(text: str, position: int) -> int:
+    position = max(0, position)
+    space = text.rfind(" ", 0, position)
+    return 0 if space < 0 else space + 1

@@ -1,0 +1,50 @@
+"""Weighted reciprocal-rank fusion and floors: pure functions, no I/O."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+
+def weighted_rrf(
+    rankings: Mapping[str, Sequence[str]],
+    *,
+    k: float,
+    weights: Mapping[str, float],
+    depths: Mapping[str, int] | None = None,
+) -> list[tuple[str, float]]:
+    """Fuse ranked lists: score(d) = sum over channels c of weight_c / (k + rank_c(d)).
+
+    Ranks are 1-based; only the first `depths[c]` items of a channel count. Ties
+    break by the best rank any channel gave, then by the key, so the output is
+    deterministic.
+
+    Returns:
+        (key, fused score) pairs, best first.
+    """
+    scores: dict[str, float] = {}
+    best_rank: dict[str, int] = {}
+    for channel, ranked in rankings.items():
+        weight = weights.get(channel, 1.0)
+        if weight <= 0:
+            continue
+        depth = len(ranked) if depths is None else depths.get(channel, len(ranked))
+        seen: set[str] = set()
+        for rank, key in enumerate(ranked[:depth], start=1):
+            if key in seen:
+                continue  # a channel votes once per document
+            seen.add(key)
+            scores[key] = scores.get(key, 0.0) + weight / (k + rank)
+            best_rank[key] = min(best_rank.get(key, rank), rank)
+    return sorted(scores.items(), key=lambda kv: (-kv[1], best_rank[kv[0]], kv[0]))
+
+
+def apply_floors(fused: Sequence[tuple[str, float]], floors: Sequence[str]) -> list[tuple[str, float]]:
+    """Move `floors` (in their order) to the top; keys not in `fused` are added with score 0.
+
+    Used for exact title or alias matches: a query that names a note gets it first.
+    """
+    floor_set = dict.fromkeys(floors)
+    score_of = dict(fused)
+    head = [(key, score_of.get(key, 0.0)) for key in floor_set]
+    tail = [(key, score) for key, score in fused if key not in floor_set]
+    return head + tail

@@ -1,0 +1,333 @@
+"""Full and incremental (re)indexing: catalog first, then full text and graph, then embeddings."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+from collections.abc import Callable, Collection, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from engine.catalog import Catalog
+from engine.channels.fulltext import FulltextChannel
+from engine.channels.graph import GraphChannel
+from engine.channels.vectors import VectorChannel
+from engine.chunking import chunk_note
+from engine.config import EngineConfig
+from engine.embedder import Embedder, embed_in_batches
+from engine.entities import extract_names
+from engine.records import Chunk, NoteInfo, Progress, ReindexReport, SkippedFile
+from engine.vault import LinkResolver, NoteUnreadable, VaultFile, parse_note, read_note, scan_vault
+
+ProgressFn = Callable[[Progress], None]
+_CATALOG_BATCH = 400
+_EMBED_COMMIT_EVERY = 64
+
+
+@dataclass
+class _Pending:
+    """A note read and parsed, waiting to be written to the catalog."""
+
+    info: NoteInfo
+    body: str
+    body_line_offset: int
+    chunks: list[tuple[Chunk, str]]
+    links: tuple[object, ...]
+    mentions: list[tuple[int, str]]
+
+
+@dataclass
+class _Work:
+    added: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    unchanged: int = 0
+    skipped: list[SkippedFile] = field(default_factory=list)
+    warnings: list[SkippedFile] = field(default_factory=list)
+
+
+class Indexer:
+    """Brings the catalog and the three channels in step with the files on disk."""
+
+    def __init__(
+        self,
+        vault: Path,
+        catalog: Catalog,
+        *,
+        fulltext: FulltextChannel,
+        graph: GraphChannel,
+        vectors: VectorChannel,
+        embedder: Embedder | None,
+        config: EngineConfig,
+        on_catalog_change: Callable[[], None] = lambda: None,
+    ) -> None:
+        self._vault = vault
+        self._catalog = catalog
+        self._fulltext = fulltext
+        self._graph = graph
+        self._vectors = vectors
+        self._embedder = embedder
+        self._config = config
+        self._on_catalog_change = on_catalog_change
+        self._stop = threading.Event()
+
+    def request_stop(self) -> None:
+        """Ask a running embedding phase to stop after its current batch."""
+        self._stop.set()
+
+    def reindex(
+        self,
+        paths: Iterable[str] | None = None,
+        *,
+        full: bool = False,
+        progress: ProgressFn | None = None,
+        embed: bool = True,
+    ) -> ReindexReport:
+        """Index what changed (by content hash); `paths` limits the work to those files."""
+        self._stop.clear()
+        report = progress or (lambda _p: None)
+        timings: dict[str, float] = {}
+        work = _Work()
+
+        started = time.perf_counter()
+        report(Progress("scan", 0, 0))
+        files, attachments, scan_skipped, candidates = self._files(paths)
+        work.skipped.extend(scan_skipped)
+        timings["scan"] = _since(started)
+
+        started = time.perf_counter()
+        known = self._catalog.file_states()
+        pending: list[_Pending] = []
+        touched: list[tuple[str, float, int]] = []
+        seen: set[str] = set()
+        for done, vf in enumerate(files, start=1):
+            if done % 200 == 0 or done == len(files):
+                report(Progress("parse", done, len(files), vf.path))
+            seen.add(vf.path)
+            state = known.get(vf.path)
+            if state and not full and state[0] == vf.mtime and state[1] == vf.size:
+                work.unchanged += 1
+                continue
+            try:
+                text, read_warnings = read_note(vf.abs_path, self._config.max_file_bytes)
+            except NoteUnreadable as exc:
+                work.skipped.append(SkippedFile(vf.path, exc.reason))
+                continue
+            sha = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+            if state and state[2] == sha and not full:
+                touched.append((vf.path, vf.mtime, vf.size))
+                work.unchanged += 1
+                continue
+            pending.append(self._prepare(vf, text, sha, read_warnings, work))
+            (work.updated if state else work.added).append(vf.path)
+        gone = [p for p in candidates if p in known and p not in seen]
+        work.removed.extend(gone)
+        timings["parse"] = _since(started)
+
+        started = time.perf_counter()
+        self._write_catalog(pending, touched, gone, work, replace_skipped=paths is None)
+        if attachments is not None:
+            self._catalog.set_meta("attachments", json.dumps(attachments))
+        changed_paths = [p.info.path for p in pending]
+        if changed_paths or gone:
+            self._resolve_links(changed_paths, titles_changed=True)
+            self._on_catalog_change()
+        timings["catalog"] = _since(started)
+
+        started = time.perf_counter()
+        report(Progress("fulltext", 0, len(changed_paths)))
+        if full:
+            self._fulltext.rebuild(self._catalog)
+        elif changed_paths or gone:
+            self._fulltext.update(self._catalog, changed_paths, gone)
+        timings["fulltext"] = _since(started)
+
+        started = time.perf_counter()
+        report(Progress("graph", 0, 1))
+        if full or changed_paths or gone:
+            self._graph.rebuild(self._catalog)
+        timings["graph"] = _since(started)
+
+        embedded = 0
+        if embed and self._embedder is not None:
+            started = time.perf_counter()
+            embedded = self.embed_pending(report)
+            timings["embed"] = _since(started)
+        started = time.perf_counter()
+        self._vectors.update(self._catalog, changed_paths, gone)
+        self._vectors.save()
+        timings["vectors"] = _since(started)
+
+        return ReindexReport(
+            added=tuple(work.added),
+            updated=tuple(work.updated),
+            removed=tuple(work.removed),
+            unchanged=work.unchanged,
+            skipped=tuple(sorted(work.skipped, key=lambda s: s.path)),
+            warnings=tuple(work.warnings),
+            embedded_chunks=embedded,
+            timings=timings,
+        )
+
+    # -- phases -------------------------------------------------------------------
+    def _files(
+        self, paths: Iterable[str] | None
+    ) -> tuple[list[VaultFile], list[str] | None, list[SkippedFile], Collection[str]]:
+        """Files to look at, attachments (None if not rescanned), skipped, and removal candidates."""
+        if paths is None:
+            scan = scan_vault(self._vault, self._config.excludes)
+            known = self._catalog.file_states()
+            return list(scan.notes), list(scan.attachments), list(scan.skipped), known.keys()
+        files: list[VaultFile] = []
+        wanted = sorted(set(paths))
+        for rel in wanted:
+            abs_path = self._vault / rel
+            try:
+                stat = abs_path.stat()
+            except OSError:
+                continue
+            if abs_path.is_file() and rel.lower().endswith(".md"):
+                files.append(VaultFile(path=rel, abs_path=abs_path, size=stat.st_size, mtime=stat.st_mtime))
+        return files, None, [], wanted
+
+    def _prepare(
+        self, vf: VaultFile, text: str, sha: str, read_warnings: tuple[str, ...], work: _Work
+    ) -> _Pending:
+        note = parse_note(vf.path, text)
+        warnings = (*read_warnings, *note.warnings)
+        for warning in warnings:
+            work.warnings.append(SkippedFile(vf.path, warning))
+        chunking = self._config.chunking
+        chunks = chunk_note(note, chunking.max_words, chunking.overlap_words)
+        mentions: list[tuple[int, str]] = []
+        for chunk in chunks:
+            mentions.extend((chunk.ordinal, name) for name in extract_names(chunk.text))
+        info = NoteInfo(
+            path=vf.path,
+            title=note.title,
+            aliases=note.aliases,
+            tags=note.tags,
+            mtime=vf.mtime,
+            size=vf.size,
+            sha=sha,
+            headings=note.headings,
+            warnings=warnings,
+        )
+        return _Pending(
+            info=info,
+            body=note.body,
+            body_line_offset=note.body_line_offset,
+            chunks=[(c, _text_sha(c.text)) for c in chunks],
+            links=note.links,
+            mentions=mentions,
+        )
+
+    def _write_catalog(
+        self,
+        pending: list[_Pending],
+        touched: list[tuple[str, float, int]],
+        gone: list[str],
+        work: _Work,
+        *,
+        replace_skipped: bool,
+    ) -> None:
+        """Write in batches: a kill loses at most one batch, which the next run redoes."""
+        catalog = self._catalog
+        for start in range(0, max(len(pending), 1), _CATALOG_BATCH):
+            batch = pending[start : start + _CATALOG_BATCH]
+            with catalog.transaction() as conn:
+                for item in batch:
+                    catalog.upsert_note(
+                        conn,
+                        info=item.info,
+                        body=item.body,
+                        body_line_offset=item.body_line_offset,
+                        chunks=item.chunks,
+                        links=item.links,  # type: ignore[arg-type]
+                        mentions=item.mentions,
+                    )
+                if start == 0:
+                    for path, mtime, size in touched:
+                        catalog.touch_note(conn, path, mtime, size)
+                    catalog.delete_notes(conn, gone)
+                    if replace_skipped:
+                        catalog.replace_skipped(conn, work.skipped)
+                catalog.bump_generation(conn)
+
+    def _resolve_links(self, changed: list[str], *, titles_changed: bool) -> None:
+        """Resolve link targets Obsidian-style; only rows whose answer changed are written."""
+        infos = self._catalog.note_infos()
+        attachments = json.loads(self._catalog.get_meta("attachments") or "[]")
+        resolver = LinkResolver(((i.path, i.title, i.aliases) for i in infos), attachments)
+        rows = self._catalog.link_targets(None if titles_changed else changed)
+        current = self._catalog.link_resolutions()
+        updates: list[tuple[str | None, int]] = []
+        for rowid, source, target in rows:
+            resolved = resolver.resolve(target, source)
+            if current.get(rowid) != resolved:
+                updates.append((resolved, rowid))
+        if updates:
+            with self._catalog.transaction() as conn:
+                self._catalog.set_resolutions(conn, updates)
+
+    def embed_pending(self, report: ProgressFn) -> int:
+        """Embed every chunk text without a cached vector, in length-sorted batches.
+
+        Vectors go to the catalog cache in small transactions and into the live
+        vector index as they come, so search improves while this runs and a kill
+        keeps what was done.
+        """
+        embedder = self._embedder
+        if embedder is None:
+            return 0
+        missing = self._catalog.chunks_missing_embedding(embedder.model_id)
+        if not missing:
+            return 0
+        shas = [sha for sha, _ in missing]
+        texts = [text for _, text in missing]
+        buffer: list[tuple[str, npt.NDArray[np.float32]]] = []
+        done = 0
+
+        def flush() -> None:
+            if not buffer:
+                return
+            self._catalog.store_embeddings(embedder.model_id, buffer)
+            sha_set = {sha for sha, _ in buffer}
+            vectors = dict(buffer)
+            ids = self._catalog.chunk_ids_for_shas(sha_set)
+            self._vectors.add_vectors((cid, vectors[sha]) for cid, sha in ids)
+            buffer.clear()
+
+        def on_batch(indices: list[int], rows: npt.NDArray[np.float32]) -> None:
+            nonlocal done
+            for i, row in zip(indices, rows, strict=True):
+                buffer.append((shas[i], row))
+            if len(buffer) >= _EMBED_COMMIT_EVERY:
+                flush()
+            done += len(indices)
+            report(Progress("embed", done, len(texts)))
+
+        self._vectors.attach_owners(self._catalog.chunk_owners())
+        report(Progress("embed", 0, len(texts)))
+        embed_in_batches(
+            embedder,
+            texts,
+            batch_size=self._config.vectors.batch_size,
+            on_batch=on_batch,
+            should_stop=self._stop.is_set,
+        )
+        flush()
+        return done
+
+
+def _text_sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _since(started: float) -> float:
+    return round(time.perf_counter() - started, 3)

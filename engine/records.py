@@ -1,0 +1,248 @@
+"""Frozen records the engine and its front ends exchange (stdlib only)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+ChannelName = Literal["fulltext", "vectors", "graph"]
+CHANNEL_NAMES: tuple[ChannelName, ...] = ("fulltext", "vectors", "graph")
+
+ChannelState = Literal["ok", "degraded", "unavailable"]
+
+EvidenceLabel = Literal[
+    "exact_title_match",
+    "alias_hit",
+    "keyword_exact",
+    "high_vector_match",
+    "graph_neighbor",
+    "weak_semantic",
+]
+
+
+@dataclass(frozen=True)
+class Heading:
+    """A Markdown heading: level 1-6, its text and its 1-based line in the file."""
+
+    level: int
+    text: str
+    line: int
+
+
+@dataclass(frozen=True)
+class Link:
+    """A link found in a note, before resolution.
+
+    `target` is the link target as written without heading/block part
+    (`Note`, `folder/Note`, `image.png`); `kind` is `wikilink` or `markdown`.
+    """
+
+    target: str
+    display: str | None
+    heading: str | None
+    block: str | None
+    embed: bool
+    line: int
+    kind: Literal["wikilink", "markdown"] = "wikilink"
+
+
+@dataclass(frozen=True)
+class ParsedNote:
+    """Everything parsing one Markdown file yields; `body` excludes frontmatter."""
+
+    path: str
+    title: str
+    aliases: tuple[str, ...]
+    tags: tuple[str, ...]
+    headings: tuple[Heading, ...]
+    links: tuple[Link, ...]
+    body: str
+    body_line_offset: int
+    frontmatter: tuple[tuple[str, str], ...] = ()
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A heading-aware piece of a note's body.
+
+    Spans are character offsets into `ParsedNote.body`; lines are 1-based file lines.
+    """
+
+    ordinal: int
+    text: str
+    heading_path: tuple[str, ...]
+    char_start: int
+    char_end: int
+    line_start: int
+    line_end: int
+
+
+@dataclass(frozen=True)
+class NoteInfo:
+    """A note as the catalog knows it."""
+
+    path: str
+    title: str
+    aliases: tuple[str, ...]
+    tags: tuple[str, ...]
+    mtime: float
+    size: int
+    sha: str
+    headings: tuple[Heading, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ChannelHit:
+    """One note found by one channel, with that channel's raw evidence."""
+
+    path: str
+    score: float
+    rank: int = 0
+    matched_terms: tuple[str, ...] = ()
+    chunk_id: int | None = None
+    graph_path: tuple[str, ...] = ()
+    graph_relation: str | None = None
+
+
+@dataclass(frozen=True)
+class ChannelEvidence:
+    """How one channel saw a hit: its 1-based rank, raw score and detail."""
+
+    rank: int
+    score: float
+    matched_terms: tuple[str, ...] = ()
+    chunk_id: int | None = None
+    graph_path: tuple[str, ...] = ()
+    graph_relation: str | None = None
+
+
+@dataclass(frozen=True)
+class Snippet:
+    """The best passage of a hit; `highlights` are (start, end) spans in `text`."""
+
+    text: str
+    heading: str
+    line: int
+    highlights: tuple[tuple[int, int], ...] = ()
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One fused search result."""
+
+    path: str
+    title: str
+    score: float
+    label: EvidenceLabel
+    channels: dict[ChannelName, ChannelEvidence]
+    snippet: Snippet
+
+
+@dataclass(frozen=True)
+class ChannelStatus:
+    """Whether a channel answered, how long it took, and why not if not."""
+
+    status: ChannelState
+    ms: float
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class SearchResults:
+    """The answer to one query."""
+
+    query: str
+    hits: tuple[Hit, ...]
+    channels: dict[ChannelName, ChannelStatus]
+    recognized_entities: tuple[str, ...] = ()
+    expanded_entities: tuple[str, ...] = ()
+    total_ms: float = 0.0
+
+
+@dataclass(frozen=True)
+class SkippedFile:
+    """A file the indexer could not use (or used partly), and why."""
+
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class ReindexReport:
+    """What one reindex did."""
+
+    added: tuple[str, ...] = ()
+    updated: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    unchanged: int = 0
+    skipped: tuple[SkippedFile, ...] = ()
+    warnings: tuple[SkippedFile, ...] = ()
+    embedded_chunks: int = 0
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Progress:
+    """A reindex progress report: a phase, how far it is, and of how much."""
+
+    phase: str
+    done: int
+    total: int
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class IndexStatus:
+    """Counts and health of an index."""
+
+    vault: str
+    index_dir: str
+    notes: int
+    chunks: int
+    links: int
+    dangling_links: int
+    embedded_chunks: int
+    entities: int
+    skipped: tuple[SkippedFile, ...]
+    model: str
+    vectors: ChannelStatus
+    index_bytes: int
+    last_update: float | None
+    channel_counts: dict[ChannelName, int] = field(default_factory=dict)
+
+    @property
+    def embedded_fraction(self) -> float:
+        """Share of chunks that have an embedding (1.0 for an empty vault)."""
+        return 1.0 if self.chunks == 0 else self.embedded_chunks / self.chunks
+
+
+@dataclass(frozen=True)
+class Backlink:
+    """A note linking to another, with the line that links."""
+
+    path: str
+    title: str
+    line: int
+    context: str
+
+
+@dataclass(frozen=True)
+class Neighbor:
+    """An entity next to a note in the graph, with the edge weight."""
+
+    name: str
+    kind: str
+    weight: float
+    path: str | None = None
+
+
+@dataclass(frozen=True)
+class NoteView:
+    """A note for display: its catalog record plus its text and resolved links."""
+
+    info: NoteInfo
+    text: str
+    body_line_offset: int
+    links: tuple[tuple[Link, str | None], ...]

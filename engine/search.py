@@ -1,0 +1,219 @@
+"""The concurrent three-channel search: run channels, fuse, floor, explain."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Collection, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from functools import lru_cache
+
+from engine.catalog import Catalog
+from engine.channels.base import Channel, ChannelAnswer
+from engine.config import EngineConfig
+from engine.entities import normalize
+from engine.evidence import build_snippet, choose_label
+from engine.fusion import apply_floors, weighted_rrf
+from engine.query import Query, parse_query
+from engine.records import (
+    CHANNEL_NAMES,
+    ChannelEvidence,
+    ChannelName,
+    ChannelStatus,
+    Hit,
+    SearchResults,
+)
+
+
+class TitleIndex:
+    """Normalised title and alias → note paths, for the exact-match floor."""
+
+    def __init__(self, catalog: Catalog) -> None:
+        self.titles: dict[str, list[str]] = {}
+        self.aliases: dict[str, list[str]] = {}
+        self.title_of: dict[str, str] = {}
+        for info in catalog.note_infos():
+            self.title_of[info.path] = info.title
+            self.titles.setdefault(normalize(info.title), []).append(info.path)
+            stem = info.path.rsplit("/", 1)[-1].removesuffix(".md")
+            if normalize(stem) != normalize(info.title):
+                self.titles.setdefault(normalize(stem), []).append(info.path)
+            for alias in info.aliases:
+                self.aliases.setdefault(normalize(alias), []).append(info.path)
+
+
+class Searcher:
+    """Runs the channels concurrently on a thread pool and fuses their answers."""
+
+    def __init__(
+        self,
+        catalog: Catalog,
+        channels: Mapping[ChannelName, Channel],
+        config: EngineConfig,
+        *,
+        stem: Callable[[str], list[str]] | None = None,
+    ) -> None:
+        self._catalog = catalog
+        self._channels = dict(channels)
+        self._config = config
+        self._pool = ThreadPoolExecutor(max_workers=len(CHANNEL_NAMES), thread_name_prefix="cairn-channel")
+        self._titles = TitleIndex(catalog)
+        self._stem = stem
+
+    def refresh_titles(self) -> None:
+        """Reload the title/alias floor table after the catalog changed."""
+        self._titles = TitleIndex(self._catalog)
+
+    def close(self) -> None:
+        """Stop the thread pool."""
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def search(
+        self,
+        raw: str,
+        *,
+        limit: int = 20,
+        channels: Collection[ChannelName] | None = None,
+        as_you_type: bool = True,
+    ) -> SearchResults:
+        """Search every (or the chosen) channel and fuse; a failing channel only degrades."""
+        started = time.perf_counter()
+        query = parse_query(raw, as_you_type=as_you_type)
+        wanted = [c for c in CHANNEL_NAMES if (channels is None or c in channels)]
+        if query.is_empty:
+            return SearchResults(
+                query=raw,
+                hits=(),
+                channels={c: ChannelStatus("ok", 0.0) for c in wanted},
+                total_ms=_ms(started),
+            )
+        fusion = self._config.fusion
+        depth = max(limit, *(fusion.depths.get(c, limit) for c in wanted))
+        futures: dict[ChannelName, tuple[Future[ChannelAnswer], float]] = {}
+        for name in wanted:
+            channel = self._channels.get(name)
+            if channel is None:
+                continue
+            futures[name] = (self._pool.submit(_timed, channel, query, depth), time.perf_counter())
+        answers: dict[ChannelName, ChannelAnswer] = {}
+        statuses: dict[ChannelName, ChannelStatus] = {}
+        for name in wanted:
+            if name not in futures:
+                statuses[name] = ChannelStatus("unavailable", 0.0, "channel not loaded")
+                continue
+            future, _submitted = futures[name]
+            try:
+                answer, elapsed = future.result()
+            except Exception as exc:  # a broken channel degrades the search, never fails it
+                statuses[name] = ChannelStatus("unavailable", 0.0, f"{type(exc).__name__}: {exc}")
+                continue
+            answers[name] = answer
+            statuses[name] = ChannelStatus(answer.status, round(elapsed, 2), answer.message)
+
+        rankings = {name: [h.path for h in answer.hits] for name, answer in answers.items()}
+        fused = weighted_rrf(rankings, k=fusion.k, weights=fusion.weights, depths=fusion.depths)
+        exact, alias = self._floors(query)
+        fused = apply_floors(fused, [*exact, *alias])
+        by_channel = {
+            name: {h.path: h for h in answer.hits} for name, answer in answers.items()
+        }
+        stems = self._query_stems(query)
+        hint_terms = [s for s in stems if len(s) >= 2]
+        matcher = self._matcher(query, stems)
+        hits: list[Hit] = []
+        for path, score in fused[:limit]:
+            evidence: dict[ChannelName, ChannelEvidence] = {}
+            for name in CHANNEL_NAMES:
+                hit = by_channel.get(name, {}).get(path)
+                if hit is not None:
+                    evidence[name] = ChannelEvidence(
+                        rank=hit.rank,
+                        score=round(hit.score, 4),
+                        matched_terms=hit.matched_terms,
+                        chunk_id=hit.chunk_id,
+                        graph_path=hit.graph_path,
+                        graph_relation=hit.graph_relation,
+                    )
+            fulltext = evidence.get("fulltext")
+            all_terms = fulltext is not None and bool(stems) and set(stems) <= set(fulltext.matched_terms)
+            label = choose_label(
+                evidence,
+                exact_title=path in exact,
+                alias=path in alias,
+                all_terms_matched=all_terms,
+                config=fusion,
+            )
+            vector = evidence.get("vectors")
+            snippet = build_snippet(
+                self._catalog.chunks_for(path),
+                matches=matcher,
+                hint_terms=hint_terms,
+                preferred_chunk_id=vector.chunk_id if vector else None,
+            )
+            hits.append(
+                Hit(
+                    path=path,
+                    title=self._titles.title_of.get(path, path),
+                    score=round(score, 6),
+                    label=label,
+                    channels=evidence,
+                    snippet=snippet,
+                )
+            )
+        graph_answer = answers.get("graph")
+        return SearchResults(
+            query=raw,
+            hits=tuple(hits),
+            channels=statuses,
+            recognized_entities=graph_answer.recognized if graph_answer else (),
+            expanded_entities=graph_answer.expanded if graph_answer else (),
+            total_ms=_ms(started),
+        )
+
+    def _floors(self, query: Query) -> tuple[list[str], list[str]]:
+        key = normalize(query.text)
+        exact = list(self._titles.titles.get(key, ()))
+        alias = [p for p in self._titles.aliases.get(key, ()) if p not in exact]
+        return exact, alias
+
+    def _query_stems(self, query: Query) -> list[str]:
+        stems: list[str] = []
+        for term in query.terms:
+            stems.extend(self._stem(term) if self._stem else [term])
+        return list(dict.fromkeys(stems))
+
+    def _matcher(self, query: Query, stems: list[str]) -> _WordMatcher:
+        return _WordMatcher(frozenset(stems), query.prefix, self._stem)
+
+
+class _WordMatcher:
+    """Does a word of a passage match the query (same stem, or starts with the prefix)?"""
+
+    def __init__(
+        self, stems: frozenset[str], prefix: str | None, stem: Callable[[str], list[str]] | None
+    ) -> None:
+        self._stems = stems
+        self._prefix = prefix if prefix and len(prefix) >= 2 else None
+        self._stem = stem
+
+    def __call__(self, word: str) -> bool:
+        lowered = word.lower()
+        if self._prefix and lowered.startswith(self._prefix):
+            return True
+        return bool(self._stems & _stems_of(lowered, self._stem))
+
+
+@lru_cache(maxsize=65536)
+def _stems_of(word: str, stem: Callable[[str], list[str]] | None) -> frozenset[str]:
+    if stem is None:
+        return frozenset((word,))
+    return frozenset(stem(word))
+
+
+def _timed(channel: Channel, query: Query, limit: int) -> tuple[ChannelAnswer, float]:
+    started = time.perf_counter()
+    answer = channel.search(query, limit)
+    return answer, _ms(started)
+
+
+def _ms(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000.0, 2)

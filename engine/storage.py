@@ -1,0 +1,175 @@
+"""Where the index lives, its manifest, and the one-writer lock."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import socket
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from engine.errors import IndexLocked
+
+MANIFEST_VERSION = 1
+INDEX_DIR_NAME = ".cairn"
+
+
+def resolve_index_dir(vault: Path, override: Path | None = None) -> Path:
+    """The index directory: an explicit one, `CAIRN_INDEX_DIR`, `<vault>/.cairn`, or the cache dir.
+
+    A read-only vault gets its index under the user cache dir, keyed by the vault's path.
+    """
+    if override is not None:
+        return override
+    env = os.environ.get("CAIRN_INDEX_DIR")
+    if env:
+        return Path(env)
+    default = vault / INDEX_DIR_NAME
+    if default.is_dir() and os.access(default, os.W_OK):
+        return default
+    if not default.exists() and os.access(vault, os.W_OK):
+        return default
+    from platformdirs import user_cache_dir
+
+    key = hashlib.sha1(str(vault.resolve()).encode()).hexdigest()[:12]
+    return Path(user_cache_dir("cairn")) / f"{vault.name}-{key}"
+
+
+@dataclass
+class Manifest:
+    """What the derived indexes reflect: schema, model, catalog generation per channel."""
+
+    version: int = MANIFEST_VERSION
+    model_id: str = ""
+    generations: dict[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, path: Path) -> tuple[Manifest, str]:
+        """Read a manifest; returns (manifest, problem) where problem is '' if it was fine."""
+        if not path.exists():
+            return cls(), ""
+        try:
+            data: Any = json.loads(path.read_text(encoding="utf-8"))
+            manifest = cls(
+                version=int(data["version"]),
+                model_id=str(data.get("model_id", "")),
+                generations={str(k): int(v) for k, v in dict(data.get("generations", {})).items()},
+            )
+        except (ValueError, KeyError, TypeError) as exc:
+            return cls(), f"manifest unreadable ({exc}); derived indexes will be checked"
+        if manifest.version != MANIFEST_VERSION:
+            return cls(), f"manifest version {manifest.version} is not {MANIFEST_VERSION}; rebuilding"
+        return manifest, ""
+
+    def save(self, path: Path) -> None:
+        """Write atomically: a temp file, fsync, rename."""
+        tmp = path.with_suffix(".json.tmp")
+        with tmp.open("w", encoding="utf-8") as handle:
+            json.dump(asdict(self), handle, indent=2)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+
+
+@dataclass(frozen=True)
+class LockHolder:
+    """Who holds (or last held) the writer lock."""
+
+    pid: int
+    host: str
+    command: str
+    since: float
+
+
+class WriterLock:
+    """An advisory exclusive lock: one process writes an index at a time.
+
+    The kernel drops a flock when its holder dies, so a lock left by a killed
+    process is never stale; the file's content only says who holds it.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd: int | None = None
+
+    def holder(self) -> LockHolder | None:
+        """The live holder, or None when nobody holds the lock."""
+        if self._fd is not None:
+            return _read_holder(self.path)
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError:
+            return None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return _read_holder(self.path) or LockHolder(0, "?", "?", 0.0)
+        finally:
+            os.close(fd)
+        return None
+
+    def acquire(self) -> None:
+        """Take the lock or raise IndexLocked naming the holder."""
+        if self._fd is not None:
+            return
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            holder = _read_holder(self.path)
+            who = f"pid {holder.pid} ({holder.command}) on {holder.host}" if holder else "another process"
+            raise IndexLocked(f"the index is being written by {who}") from None
+        info = {"pid": os.getpid(), "host": socket.gethostname(), "command": " ".join(sys.argv[:3]), "since": time.time()}
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps(info).encode(), 0)
+        self._fd = fd
+
+    def release(self) -> None:
+        """Drop the lock."""
+        if self._fd is None:
+            return
+        with contextlib.suppress(OSError):
+            os.ftruncate(self._fd, 0)
+        fcntl.flock(self._fd, fcntl.LOCK_UN)
+        os.close(self._fd)
+        self._fd = None
+
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
+        """Hold the lock for a block (re-entrant within one process)."""
+        if self._fd is not None:
+            yield
+            return
+        self.acquire()
+        try:
+            yield
+        finally:
+            self.release()
+
+
+def _read_holder(path: Path) -> LockHolder | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8") or "null")
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    return LockHolder(int(data.get("pid", 0)), str(data.get("host", "?")), str(data.get("command", "?")), float(data.get("since", 0.0)))
+
+
+def dir_size(path: Path) -> int:
+    """Total bytes of the files under `path`."""
+    total = 0
+    for root, _dirs, files in os.walk(path):
+        for name in files:
+            with contextlib.suppress(OSError):
+                total += (Path(root) / name).stat().st_size
+    return total
