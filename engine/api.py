@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import shutil
 import threading
 import time
@@ -35,6 +36,7 @@ from engine.storage import Manifest, WriterLock, dir_size, resolve_index_dir
 log = logging.getLogger("cairn.engine")
 
 _USE_DEFAULT = object()
+_WIKILINK = re.compile(r"!?\[\[[^\]]*\]\]|\[[^\]]*\]\([^)]*\)")
 
 
 class Engine:
@@ -262,10 +264,10 @@ class Engine:
             self._save_manifest()
             return report
 
-    def embed_pending(self, progress: ProgressFn | None = None) -> int:
-        """Embed chunks that have no vector yet (what `reindex(embed=False)` left)."""
+    def embed_pending(self, progress: ProgressFn | None = None, *, paths: Collection[str] | None = None) -> int:
+        """Embed chunks that have no vector yet (what `reindex(embed=False)` left); `paths` limits to those notes."""
         with self._reindex_lock, self._lock.held():
-            done = self._indexer.embed_pending(progress or (lambda _p: None))
+            done = self._indexer.embed_pending(progress or (lambda _p: None), paths=paths)
             self._vectors.save()
             return done
 
@@ -380,27 +382,35 @@ class Engine:
         )
 
     def unlinked_mentions(self, path: str, *, limit: int = 50) -> list[Backlink]:
-        """Notes that name this note (title or alias) in text without linking it."""
+        """Notes that name this note (title or alias, as whole words) without linking to it."""
         info = self._catalog.note_info(path)
         if info is None:
             raise NoteNotFound(path)
         linking = {row.source for row in self._catalog.links_to(path)}
         names = [n for n in (info.title, *info.aliases) if len(n) >= 3]
-        out: list[Backlink] = []
+        if not names:
+            return []
+        pattern = re.compile(
+            r"(?<!\w)(" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) + r")(?!\w)",
+            re.IGNORECASE,
+        )
+        candidates: dict[str, str] = {}
         for name in names:
-            results = self._searcher.search(f'"{name}"', limit=limit, channels=("fulltext",), as_you_type=False)
+            results = self._searcher.search(name, limit=limit, channels=("fulltext",), as_you_type=False)
             for hit in results.hits:
-                if hit.path == path or hit.path in linking or any(b.path == hit.path for b in out):
-                    continue
-                body = self._catalog.note_body(hit.path)
-                if body is None:
-                    continue
-                lowered = name.lower()
-                for number, line in enumerate(body[0].split("\n"), start=body[1] + 1):
-                    if lowered in line.lower() and "[[" not in line.lower().split(lowered)[0][-2:]:
-                        out.append(Backlink(hit.path, hit.title, number, line.strip()))
-                        break
-        return out[:limit]
+                candidates.setdefault(hit.path, hit.title)
+        out: list[Backlink] = []
+        for source, title in candidates.items():
+            if source == path or source in linking:
+                continue
+            body = self._catalog.note_body(source)
+            if body is None:
+                continue
+            for number, line in enumerate(body[0].split("\n"), start=body[1] + 1):
+                if pattern.search(_WIKILINK.sub(" ", line)):
+                    out.append(Backlink(source, title, number, line.strip()))
+                    break
+        return sorted(out, key=lambda b: b.path)[:limit]
 
     def neighbors(self, path: str, *, limit: int = 20) -> list[Neighbor]:
         """The note's strongest entity-graph neighbors."""

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from engine.config import FusionConfig
+
 
 def weighted_rrf(
     rankings: Mapping[str, Sequence[str]],
@@ -23,7 +25,7 @@ def weighted_rrf(
     """
     scores: dict[str, float] = {}
     best_rank: dict[str, int] = {}
-    for channel, ranked in rankings.items():
+    for channel, ranked in sorted(rankings.items()):  # fixed order: float sums are order-sensitive
         weight = weights.get(channel, 1.0)
         if weight <= 0:
             continue
@@ -48,3 +50,17 @@ def apply_floors(fused: Sequence[tuple[str, float]], floors: Sequence[str]) -> l
     head = [(key, score_of.get(key, 0.0)) for key in floor_set]
     tail = [(key, score) for key, score in fused if key not in floor_set]
     return head + tail
+
+
+def fuse(
+    rankings: Mapping[str, Sequence[str]],
+    config: FusionConfig,
+    floors: Sequence[str] = (),
+) -> list[tuple[str, float]]:
+    """The engine's whole fusion step: weighted RRF with the configured k, weights and depths, then floors.
+
+    The search and the evaluation's leave-one-channel-out re-fusion both call this,
+    so what eval measures is what search does.
+    """
+    fused = weighted_rrf(rankings, k=config.k, weights=config.weights, depths=config.depths)
+    return apply_floors(fused, floors)

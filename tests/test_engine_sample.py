@@ -1,0 +1,193 @@
+"""Engine integration on sample_vault with the real model: each kind of query finds its note."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from engine.api import Engine
+from engine.errors import NoteNotFound, SaveConflict, UnsafePath
+from engine.records import SearchResults
+
+
+def top(results: SearchResults, n: int) -> list[str]:
+    return [hit.path for hit in results.hits[:n]]
+
+
+def test_index_counts_are_consistent(indexed_sample: Engine) -> None:
+    status = indexed_sample.status()
+    assert status.notes == len(list((indexed_sample.vault).rglob("*.md")))
+    assert status.embedded_fraction == 1.0
+    notes_with_text = sum(1 for path, _ in indexed_sample.notes() if indexed_sample._catalog.chunks_for(path))
+    assert status.channel_counts == {
+        "fulltext": status.notes,
+        "vectors": notes_with_text,
+        "graph": status.notes,
+    }
+    assert status.dangling_links >= 3  # the vault has dangling links on purpose
+    assert status.vectors.status == "ok"
+
+
+def test_exact_keyword(indexed_sample: Engine) -> None:
+    results = indexed_sample.search("SQLCipher", as_you_type=False)
+    first = results.hits[0]
+    assert first.path == "Meetings/2026/2026-03-25 Security Review.md"
+    assert first.label == "keyword_exact"
+    assert "fulltext" in first.channels
+    assert any("sqlciph" in term for term in first.channels["fulltext"].matched_terms)
+    assert first.snippet.highlights, "the matched word is highlighted in the snippet"
+    start, end = first.snippet.highlights[0]
+    assert first.snippet.text[start:end].lower() == "sqlcipher"
+
+
+def test_paraphrase_without_shared_words(indexed_sample: Engine) -> None:
+    results = indexed_sample.search(
+        "resolving clashing simultaneous amendments made while disconnected", as_you_type=False
+    )
+    assert "Projects/Atlas/Offline Sync Conflicts.md" in top(results, 3)
+    hit = next(h for h in results.hits if h.path == "Projects/Atlas/Offline Sync Conflicts.md")
+    assert "vectors" in hit.channels
+
+
+def test_alias_gets_its_note_first(indexed_sample: Engine) -> None:
+    results = indexed_sample.search("PK", as_you_type=False)
+    assert results.hits[0].path == "People/Priya Kumar.md"
+    assert results.hits[0].label == "alias_hit"
+
+
+def test_exact_title_floor(indexed_sample: Engine) -> None:
+    results = indexed_sample.search("Atlas Sync Engine", as_you_type=False)
+    assert results.hits[0].path == "Projects/Atlas/Sync Engine.md"
+    assert results.hits[0].label == "exact_title_match"
+
+
+def test_duplicate_titles_both_first(indexed_sample: Engine) -> None:
+    results = indexed_sample.search("Roadmap", as_you_type=False)
+    assert set(top(results, 2)) == {"Projects/Atlas/Roadmap.md", "Projects/Beacon/Roadmap.md"}
+
+
+def test_relational_query_needs_the_graph_hop(indexed_sample: Engine) -> None:
+    """The kickoff note lists attendees; their notes never mention the kickoff."""
+    results = indexed_sample.search("who attended the Atlas kickoff", as_you_type=False, limit=10)
+    attendees = {"People/Priya Kumar.md", "People/Marcus Chen.md", "People/Tomasz Nowak.md"}
+    found = [h for h in results.hits if h.path in attendees]
+    assert found, top(results, 10)
+    for hit in found:
+        assert "graph" in hit.channels
+        assert len(hit.channels["graph"].graph_path) >= 2
+    assert "Atlas" in " ".join(results.recognized_entities)
+
+
+def test_query_cut_mid_word(indexed_sample: Engine) -> None:
+    results = indexed_sample.search("offline sync confl", as_you_type=True)
+    assert "Projects/Atlas/Offline Sync Conflicts.md" in top(results, 5)
+    complete = indexed_sample.search("jose alv", as_you_type=True)
+    assert complete.hits[0].path == "People/José Álvarez.md"
+
+
+def test_non_english_title(indexed_sample: Engine) -> None:
+    results = indexed_sample.search("現場", as_you_type=False)
+    assert results.hits[0].path == "Glossary/現場.md"
+
+
+def test_all_three_channels_report(indexed_sample: Engine) -> None:
+    results = indexed_sample.search("who decided to use CRDTs for sync", as_you_type=False)
+    assert set(results.channels) == {"fulltext", "vectors", "graph"}
+    assert all(status.status == "ok" for status in results.channels.values())
+    assert any(len(h.channels) == 3 for h in results.hits)
+    for hit in results.hits:
+        for evidence in hit.channels.values():
+            assert evidence.rank >= 1
+
+
+@pytest.mark.parametrize("query", ["", "   ", "!!! ??? ...", "—", "x" * 2000, "a " * 1000, "[[", "#", "\x00"])
+def test_odd_queries_never_fail(indexed_sample: Engine, query: str) -> None:
+    results = indexed_sample.search(query)
+    assert isinstance(results.hits, tuple)
+    if not any(ch.isalnum() for ch in query):
+        assert results.hits == ()
+
+
+def test_backlinks_related_mentions_neighbors(indexed_sample: Engine) -> None:
+    backlinks = indexed_sample.backlinks("People/Priya Kumar.md")
+    kickoff = [b for b in backlinks if b.path == "Meetings/2026/2026-01-12 Atlas Kickoff.md"]
+    assert kickoff and "[[Priya Kumar]]" in kickoff[0].context
+    related = indexed_sample.related("Projects/Atlas/Offline Sync Conflicts.md")
+    assert related.hits and all(h.path != "Projects/Atlas/Offline Sync Conflicts.md" for h in related.hits)
+    neighbors = indexed_sample.neighbors("People/Priya Kumar.md")
+    assert any(n.path == "Projects/Atlas/Atlas.md" for n in neighbors)
+    with pytest.raises(NoteNotFound):
+        indexed_sample.note("Nope.md")
+
+
+def test_note_links_resolved_like_obsidian(indexed_sample: Engine) -> None:
+    view = indexed_sample.note("Projects/Atlas/Sync Engine.md")
+    resolved = {link.target: target for link, target in view.links}
+    assert resolved.get("priya kumar") == "People/Priya Kumar.md"  # case-insensitive
+
+
+def test_vectors_unavailable_degrades(sample_copy: Path, tmp_path: Path) -> None:
+    engine = Engine.open(sample_copy, index_dir=tmp_path / "idx", embedder=None)
+    try:
+        engine.reindex()
+        results = engine.search("SQLCipher", as_you_type=False)
+        assert results.hits[0].path == "Meetings/2026/2026-03-25 Security Review.md"
+        assert results.channels["vectors"].status == "unavailable"
+        assert results.channels["fulltext"].status == "ok"
+        status = engine.status()
+        assert status.vectors.status == "unavailable"
+        assert status.model == "none"
+    finally:
+        engine.close()
+
+
+def test_incremental_reindex_by_content_hash(sample_copy: Path, tmp_path: Path) -> None:
+    from engine.embedder import HashEmbedder
+
+    engine = Engine.open(sample_copy, index_dir=tmp_path / "idx", embedder=HashEmbedder())
+    try:
+        first = engine.reindex()
+        assert len(first.added) > 40 and first.embedded_chunks > 0
+        again = engine.reindex()
+        assert again.added == again.updated == again.removed == () and again.embedded_chunks == 0
+        note = sample_copy / "Inbox" / "Ideas for Q3.md"
+        note.write_text("# Ideas for Q3\n\nA quokka mascot for onboarding.\n", encoding="utf-8")
+        (sample_copy / "Glossary" / "Tile Pack.md").unlink()
+        third = engine.reindex()
+        assert third.updated == ("Inbox/Ideas for Q3.md",)
+        assert third.removed == ("Glossary/Tile Pack.md",)
+        assert 0 < third.embedded_chunks <= 2  # only the new chunk text is embedded
+        assert engine.search("quokka", as_you_type=False).hits[0].path == "Inbox/Ideas for Q3.md"
+        assert all(h.path != "Glossary/Tile Pack.md" for h in engine.search("tile pack", limit=50).hits)
+        # A rename costs no embedding: same chunk texts, cached by hash.
+        shutil.move(sample_copy / "Reference" / "Release Checklist.md", sample_copy / "Reference" / "Shipping.md")
+        fourth = engine.reindex()
+        assert fourth.added == ("Reference/Shipping.md",) and fourth.embedded_chunks == 0
+    finally:
+        engine.close()
+
+
+def test_save_note_is_atomic_and_detects_conflicts(sample_copy: Path, tmp_path: Path) -> None:
+    from engine.embedder import HashEmbedder
+    from engine.notes_io import file_sha
+
+    engine = Engine.open(sample_copy, index_dir=tmp_path / "idx", embedder=HashEmbedder())
+    try:
+        engine.reindex()
+        path = "Inbox/Reading list.md"
+        target = sample_copy / path
+        target.chmod(0o640)
+        loaded = file_sha(target)
+        engine.save_note(path, "# Reading list\n\nZanzibar papers.\n", expected_sha=loaded)
+        assert (target.stat().st_mode & 0o777) == 0o640
+        assert engine.search("zanzibar", as_you_type=False).hits[0].path == path
+        with pytest.raises(SaveConflict):
+            engine.save_note(path, "stale", expected_sha=loaded)
+        assert "Zanzibar" in target.read_text(encoding="utf-8")
+        with pytest.raises(UnsafePath):
+            engine.save_note("../outside.md", "nope")
+        assert not (sample_copy.parent / "outside.md").exists()
+    finally:
+        engine.close()

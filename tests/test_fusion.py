@@ -1,0 +1,64 @@
+"""Properties of weighted RRF and floors (pure functions)."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from engine.fusion import apply_floors, weighted_rrf
+
+docs = st.lists(st.sampled_from([f"d{i}" for i in range(12)]), unique=True, max_size=12)
+rankings = st.dictionaries(st.sampled_from(["fulltext", "vectors", "graph"]), docs, min_size=1)
+weights = st.fixed_dictionaries(
+    {name: st.floats(min_value=0.1, max_value=5.0) for name in ("fulltext", "vectors", "graph")}
+)
+
+
+def test_hand_computed_scores() -> None:
+    fused = weighted_rrf({"a": ["x", "y"], "b": ["y"]}, k=10, weights={"a": 1.0, "b": 2.0})
+    assert fused[0][0] == "y"
+    assert abs(fused[0][1] - (1 / 12 + 2 / 11)) < 1e-12
+    assert abs(fused[1][1] - 1 / 11) < 1e-12
+
+
+def test_depth_cuts_a_channel_list() -> None:
+    fused = weighted_rrf({"a": ["x", "y", "z"]}, k=60, weights={}, depths={"a": 2})
+    assert [key for key, _ in fused] == ["x", "y"]
+
+
+@given(rankings, weights, st.floats(min_value=1, max_value=100))
+def test_deterministic_and_complete(ranked: dict[str, list[str]], w: dict[str, float], k: float) -> None:
+    first = weighted_rrf(ranked, k=k, weights=w)
+    again = weighted_rrf(dict(reversed(list(ranked.items()))), k=k, weights=w)
+    assert first == again
+    assert {key for key, _ in first} == {d for lst in ranked.values() for d in lst}
+    scores = [s for _, s in first]
+    assert scores == sorted(scores, reverse=True)
+
+
+@given(rankings, weights, st.floats(min_value=1, max_value=100))
+def test_first_everywhere_comes_first(ranked: dict[str, list[str]], w: dict[str, float], k: float) -> None:
+    ranked = {name: ["top", *lst] for name, lst in ranked.items()}
+    assert weighted_rrf(ranked, k=k, weights=w)[0][0] == "top"
+
+
+@given(rankings, weights, st.sampled_from(["fulltext", "vectors", "graph"]), st.floats(min_value=1, max_value=100))
+def test_weight_is_monotone(ranked: dict[str, list[str]], w: dict[str, float], channel: str, k: float) -> None:
+    """Raising a channel's weight never lowers the fused position of what that channel found."""
+    found = ranked.get(channel, [])
+    if not found:
+        return
+    target = found[0]
+    before = [key for key, _ in weighted_rrf(ranked, k=k, weights=w)].index(target)
+    heavier = dict(w)
+    heavier[channel] = w[channel] * 3
+    after = [key for key, _ in weighted_rrf(ranked, k=k, weights=heavier)].index(target)
+    assert after <= before
+
+
+@given(rankings, weights, st.lists(st.sampled_from(["d1", "d2", "new"]), unique=True))
+def test_floors_come_first_in_order(ranked: dict[str, list[str]], w: dict[str, float], floors: list[str]) -> None:
+    fused = weighted_rrf(ranked, k=60, weights=w)
+    floored = apply_floors(fused, floors)
+    assert [key for key, _ in floored[: len(floors)]] == floors
+    assert len(floored) == len({key for key, _ in fused} | set(floors))
