@@ -1,0 +1,115 @@
+"""The engine command: help for every command, exit codes, JSON shape, golden output."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from engine.cli import Exit, build_parser, main
+
+GOLDEN = Path(__file__).parent / "data" / "golden_search.json"
+
+
+def _subcommands() -> list[str]:
+    parser = build_parser()
+    action = next(a for a in parser._actions if a.dest == "command")
+    return sorted(action.choices)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("command", _subcommands())
+def test_every_command_has_help(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main([command, "--help"])
+    assert exit_info.value.code == 0
+    out = capsys.readouterr().out
+    assert "usage: engine" in out and "exit codes" in out
+    parser = build_parser()
+    action = next(a for a in parser._actions if a.dest == "command")
+    assert action.choices[command].description  # type: ignore[index]
+
+
+def test_no_command_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([]) == Exit.USAGE
+
+
+def test_missing_vault_exit_code(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["status", str(tmp_path / "nope")])
+    assert code == Exit.VAULT_NOT_FOUND
+    err = capsys.readouterr().err
+    assert "Vault not found" in err and "Traceback" not in err
+
+
+def test_python_dash_m_engine(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "engine", "status", str(tmp_path / "missing")], capture_output=True, text=True
+    )
+    assert result.returncode == Exit.VAULT_NOT_FOUND
+    assert result.stdout == ""
+
+
+def _stable(payload: dict[str, object]) -> dict[str, object]:
+    """Drop what legitimately varies between runs (timings)."""
+    payload = json.loads(json.dumps(payload))
+    payload.pop("ms", None)
+    for channel in payload["channels"].values():  # type: ignore[union-attr]
+        channel.pop("ms", None)
+    for hit in payload["hits"]:  # type: ignore[union-attr]
+        hit["score"] = round(hit["score"], 4)
+        for evidence in hit["channels"].values():
+            evidence.pop("chunk_id", None)
+            evidence["score"] = round(evidence["score"], 3)
+    return payload
+
+
+def test_search_json_golden(sample_copy: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`engine search --json` keeps its documented shape (vectors off, so it is exact)."""
+    index = str(tmp_path / "idx")
+    assert main(["reindex", str(sample_copy), "--index-dir", index, "--no-model"]) == Exit.OK
+    capsys.readouterr()
+    assert main(["search", str(sample_copy), "--index-dir", index, "--no-model", "--json", "--limit", "3", "who attended the Atlas kickoff"]) == Exit.OK
+    payload = json.loads(capsys.readouterr().out)
+    assert set(payload) == {"query", "hits", "channels", "entities", "ms"}
+    assert set(payload["channels"]) == {"fulltext", "vectors", "graph"}
+    assert payload["channels"]["vectors"]["status"] == "unavailable"
+    for hit in payload["hits"]:
+        assert set(hit) == {"path", "title", "score", "label", "channels", "snippet"}
+        assert set(hit["snippet"]) == {"text", "heading", "line", "highlights"}
+        assert "vectors" not in hit["channels"]
+        for name, evidence in hit["channels"].items():
+            assert {"rank", "score"} <= set(evidence)
+            if name == "graph":
+                assert "path" in evidence
+    stable = _stable(payload)
+    if not GOLDEN.exists():  # first run writes the golden file; review it before committing
+        GOLDEN.write_text(json.dumps(stable, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    assert stable == json.loads(GOLDEN.read_text(encoding="utf-8"))
+
+
+def test_reindex_and_status_json(sample_copy: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (sample_copy / "broken.md").write_bytes(b"\x00\x01binary")
+    index = str(tmp_path / "idx")
+    assert main(["reindex", str(sample_copy), "--index-dir", index, "--no-model", "--json"]) == Exit.OK
+    report = json.loads(capsys.readouterr().out)
+    assert report["notes"] >= 60
+    assert {"path": "broken.md", "reason": "binary file, not Markdown"} in report["skipped"]
+    assert set(report["timings_s"]) >= {"scan", "parse", "catalog", "fulltext", "graph"}
+    assert main(["status", str(sample_copy), "--index-dir", index, "--no-model", "--json"]) == Exit.OK
+    status = json.loads(capsys.readouterr().out)
+    assert status["notes"] == report["notes"]
+    assert status["vectors"]["status"] == "unavailable"
+    assert status["skipped"] == [{"path": "broken.md", "reason": "binary file, not Markdown"}]
+
+
+def test_human_search_shows_badges(sample_copy: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    index = str(tmp_path / "idx")
+    main(["reindex", str(sample_copy), "--index-dir", index, "--no-model"])
+    capsys.readouterr()
+    assert main(["search", str(sample_copy), "--index-dir", index, "--no-model", "--explain", "SQLCipher"]) == Exit.OK
+    out = capsys.readouterr().out
+    assert "Security Review" in out.splitlines()[0]
+    assert "BM25 #1" in out and "keyword_exact" in out and "[SQLCipher]" in out
+    assert "entities recognized" in out

@@ -1,0 +1,33 @@
+"""The engine loads without any front-end library; the UI never loads search libraries."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+FRONT_END = ("textual", "rich", "ui", "app", "starlette", "uvicorn")
+
+
+def _loaded_after(statement: str) -> set[str]:
+    code = f"import sys; {statement}; print('\\n'.join(sorted(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    return {name.split(".")[0] for name in out.split()}
+
+
+def test_engine_api_imports_no_front_end() -> None:
+    loaded = _loaded_after("import engine.api, engine.cli, models")
+    assert not loaded & set(FRONT_END)
+
+
+def test_engine_search_runs_without_front_end(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    vault = tmp_path / "v"
+    vault.mkdir()
+    (vault / "a.md").write_text("# Alpha\n\nsome words\n", encoding="utf-8")
+    statement = (
+        "from engine.api import Engine; "
+        f"e = Engine.open({str(vault)!r}, index_dir={str(tmp_path / 'i')!r}, embedder=None); "
+        "e.reindex(); assert e.search('alpha').hits"
+    )
+    loaded = _loaded_after(statement)
+    assert not loaded & set(FRONT_END)
+    assert "whoosh" in loaded and "igraph" in loaded
