@@ -18,7 +18,15 @@ from engine.channels.graph import GraphChannel
 from engine.channels.vectors import VectorChannel
 from engine.config import EngineConfig
 from engine.embedder import Embedder, load_default_embedder
-from engine.errors import IndexCorrupt, ModelUnavailable, NoteNotFound, SaveConflict, UnsafePath, VaultNotFound
+from engine.errors import (
+    IndexCorrupt,
+    IndexLocked,
+    ModelUnavailable,
+    NoteNotFound,
+    SaveConflict,
+    UnsafePath,
+    VaultNotFound,
+)
 from engine.indexer import Indexer, ProgressFn
 from engine.records import (
     Backlink,
@@ -29,13 +37,22 @@ from engine.records import (
     NoteView,
     ReindexReport,
     SearchResults,
+    SkippedFile,
 )
 from engine.search import Searcher
-from engine.storage import Manifest, WriterLock, dir_size, resolve_index_dir
+from engine.storage import (
+    Manifest,
+    WriterLock,
+    describe_holder,
+    dir_size,
+    resolve_index_dir,
+    salvage_embeddings,
+)
 
 log = logging.getLogger("cairn.engine")
 
 _USE_DEFAULT = object()
+_REFRESH_EVERY_S = 1.0
 _WIKILINK = re.compile(r"!?\[\[[^\]]*\]\]|\[[^\]]*\]\([^)]*\)")
 
 
@@ -61,16 +78,17 @@ class Engine:
         self._model_problem = model_problem
         self._reindex_lock = threading.Lock()
         self._lock = WriterLock(index_dir / "writer.lock")
-        self._manifest_path = index_dir / "manifest.json"
-        self._manifest, problem = Manifest.load(self._manifest_path)
-        if problem:
-            self.repairs.append(problem)
-        self._catalog = self._open_catalog()
-        self._fulltext = self._open_fulltext()
-        self._vectors = self._open_vectors()
-        self._graph = GraphChannel(config.graph)
-        self._graph.rebuild(self._catalog)
-        self._sync_derived()
+        # Repairs write to the index, so only a process that can take the writer lock
+        # makes them; while another process writes, this one just reads.
+        self._can_repair = self._lock.try_acquire()
+        try:
+            self._open_indexes()
+            self._start(vault, config, embedder)
+        finally:
+            if self._can_repair:
+                self._lock.release()
+
+    def _start(self, vault: Path, config: EngineConfig, embedder: Embedder | None) -> None:
         channels: dict[ChannelName, Channel] = {
             "fulltext": self._fulltext,
             "vectors": self._vectors,
@@ -87,6 +105,28 @@ class Engine:
             config=config,
             on_catalog_change=self._searcher.refresh_titles,
         )
+        self._seen_state = self._index_state()
+        self._last_refresh_check = time.monotonic()
+        if self._catalog_replaced and self._can_repair:
+            # The notes are still on disk: rebuild the lexical index now; embedding
+            # comes with the next reindex (cached vectors were salvaged where possible).
+            self.reindex(embed=False)
+
+    def _open_indexes(self) -> None:
+        self._catalog_replaced = False
+        self._manifest_path = self.index_dir / "manifest.json"
+        self._manifest, problem = Manifest.load(self._manifest_path)
+        if problem:
+            self.repairs.append(problem)
+        self._catalog = self._open_catalog()
+        self._fulltext = self._open_fulltext()
+        self._vectors = self._open_vectors()
+        self._graph = GraphChannel(self.config.graph)
+        self._graph.rebuild(self._catalog)
+        if self._can_repair:
+            self._sync_derived()
+        elif self._embedder is not None:
+            self._vectors.update(self._catalog, (), ())  # in memory only: the writer saves
 
     # -- opening --------------------------------------------------------------------
     @classmethod
@@ -144,20 +184,34 @@ class Engine:
             reason = "integrity check failed"
         except IndexCorrupt as exc:
             reason = str(exc)
+        if not self._can_repair:
+            raise IndexCorrupt(f"catalog is damaged ({reason}) and {self.writer or 'another process'} is writing it")
         aside = path.with_name(f"catalog.damaged-{int(time.time())}.sqlite")
         for suffix in ("", "-wal", "-shm"):
             source = Path(f"{path}{suffix}")
             if source.exists():
                 os.replace(source, Path(f"{aside}{suffix}"))
-        self.repairs.append(f"catalog was damaged ({reason}); moved aside to {aside.name}, a full reindex rebuilds it")
         self._manifest = Manifest()
-        return Catalog(path)
+        self._catalog_replaced = True
+        catalog = Catalog(path)
+        salvaged = 0
+        for model_id, rows in salvage_embeddings(aside):
+            catalog.store_embeddings(model_id, rows)
+            salvaged += len(rows)
+        kept = f"; {salvaged} cached embeddings recovered" if salvaged else ""
+        self.repairs.append(f"catalog was damaged ({reason}); moved aside to {aside.name} and rebuilt from the notes{kept}")
+        return catalog
 
     def _open_fulltext(self) -> FulltextChannel:
         directory = self.index_dir / "fulltext"
+        if self._manifest.rebuild_derived and self._can_repair:
+            shutil.rmtree(directory, ignore_errors=True)
+            self._manifest.generations.pop("fulltext", None)
         try:
             return FulltextChannel(directory, self.config.fulltext)
         except IndexCorrupt as exc:
+            if not self._can_repair:
+                raise
             self.repairs.append(f"{exc}; rebuilt from the catalog")
             shutil.rmtree(directory, ignore_errors=True)
             channel = FulltextChannel(directory, self.config.fulltext)
@@ -168,13 +222,19 @@ class Engine:
     def _open_vectors(self) -> VectorChannel:
         path = self.index_dir / "vectors.faiss"
         model_id = self._embedder.model_id if self._embedder else ""
-        if self._embedder is not None and self._manifest.model_id not in ("", model_id) and path.exists():
+        if self._embedder is not None and self._manifest.model_id not in ("", model_id) and path.exists() and self._can_repair:
             self.repairs.append(f"model changed from {self._manifest.model_id} to {model_id}; vector index rebuilt")
             path.unlink()
+            self._manifest.generations.pop("vectors", None)
+        elif self._manifest.rebuild_derived and self._can_repair:
+            path.unlink(missing_ok=True)
+            self._manifest.generations.pop("vectors", None)
         dims = self._embedder.dims if self._embedder else 384
         try:
             channel = VectorChannel(path, self.config.vectors, self._embedder, dims=dims)
         except IndexCorrupt as exc:
+            if not self._can_repair:
+                raise
             self.repairs.append(f"{exc}; rebuilt from cached embeddings")
             path.unlink(missing_ok=True)
             channel = VectorChannel(path, self.config.vectors, self._embedder, dims=dims)
@@ -187,7 +247,12 @@ class Engine:
         """Repair derived indexes whose generation lags the catalog's (e.g. after a kill)."""
         generation = self._catalog.generation
         changed = False
-        if self._manifest.generations.get("fulltext") != generation:
+        if not (self.index_dir / "vectors.faiss").exists():
+            self._manifest.generations.pop("vectors", None)
+        if (
+            self._manifest.generations.get("fulltext") != generation
+            or self._fulltext.count() != self._catalog.counts()["notes"]
+        ):
             catalog_shas = {p: s[2] for p, s in self._catalog.file_states().items()}
             indexed = self._fulltext.indexed_shas()
             stale = [p for p, sha in catalog_shas.items() if indexed.get(p) != sha]
@@ -215,8 +280,68 @@ class Engine:
         except OSError as exc:
             log.warning("could not write %s: %s", self._manifest_path, exc)
 
+    def _index_state(self) -> tuple[object, ...]:
+        """What changes when any process writes the index: catalog generation, manifest, vectors."""
+        stamps: list[object] = [self._catalog.generation]
+        for name in ("manifest.json", "vectors.faiss"):
+            try:
+                st = (self.index_dir / name).stat()
+                stamps.append((st.st_mtime_ns, st.st_size))
+            except OSError:
+                stamps.append(None)
+        return tuple(stamps)
+
+    def refresh(self) -> bool:
+        """Pick up what another process wrote to the index; True if anything changed.
+
+        Cheap when nothing changed (one catalog read and two stats). A process that
+        holds the writer lock, or is reindexing, is already up to date.
+        """
+        self._last_refresh_check = time.monotonic()
+        if not self._reindex_lock.acquire(blocking=False):
+            return False
+        try:
+            state = self._index_state()
+            if state == self._seen_state or self._lock.held_here:
+                self._seen_state = state
+                return False
+            self._seen_state = state
+            self._fulltext.refresh()
+            if self._embedder is not None:
+                self._vectors.update(self._catalog, (), ())
+            self._graph.rebuild(self._catalog)
+            self._searcher.refresh_titles()
+            return True
+        finally:
+            self._reindex_lock.release()
+
+    def pending(self) -> tuple[str, ...]:
+        """Notes added, changed or deleted on disk since they were indexed (by mtime and size)."""
+        from engine.watch import pending_changes
+
+        return pending_changes(self.vault, self._catalog.file_states(), self._catalog.skipped(), self.config.excludes)
+
+    def hold_writer(self) -> bool:
+        """Become the index's writer until `release_writer()`; False if another process is."""
+        return self._lock.try_acquire()
+
+    def acquire_writer(self) -> None:
+        """Become the index's writer until `release_writer()`.
+
+        Raises:
+            IndexLocked: another process writes the index.
+        """
+        self._lock.acquire()
+
+    def release_writer(self) -> None:
+        """Stop being the index's writer."""
+        self._lock.release()
+
     def close(self) -> None:
-        """Release the index."""
+        """Release the index (closing twice is harmless)."""
+        if getattr(self, "_closed", False):
+            return
+        self._closed = True
         self._indexer.request_stop()
         self._searcher.close()
         self._fulltext.close()
@@ -262,6 +387,7 @@ class Engine:
                 self._manifest.generations["vectors"] = generation
                 self._manifest.model_id = self._embedder.model_id
             self._save_manifest()
+            self._seen_state = self._index_state()
             return report
 
     def embed_pending(self, progress: ProgressFn | None = None, *, paths: Collection[str] | None = None) -> int:
@@ -296,6 +422,8 @@ class Engine:
         Returns:
             Fused hits with evidence, per-channel status and timings, entities.
         """
+        if time.monotonic() - self._last_refresh_check >= _REFRESH_EVERY_S:
+            self.refresh()
         results = self._searcher.search(query, limit=limit, channels=channels, as_you_type=as_you_type)
         if "vectors" in results.channels and self._embedder is None:
             channels_status = dict(results.channels)
@@ -435,7 +563,11 @@ class Engine:
         if expected_sha is not None and file_sha(target) != expected_sha:
             raise SaveConflict(f"{path} changed on disk since it was opened")
         atomic_write(target, text)
-        return self.reindex([path])
+        try:
+            return self.reindex([path])
+        except IndexLocked as exc:
+            # Saved; the process that holds the index (e.g. `engine watch`) indexes it.
+            return ReindexReport(warnings=(SkippedFile(path, f"not indexed here: {exc}"),))
 
     # -- status ----------------------------------------------------------------------
     def status(self) -> IndexStatus:
@@ -477,4 +609,4 @@ class Engine:
         holder = self._lock.holder()
         if holder is None:
             return None
-        return f"pid {holder.pid} ({holder.command})"
+        return describe_holder(holder)
