@@ -52,6 +52,7 @@ from engine.storage import (
 log = logging.getLogger("cairn.engine")
 
 _USE_DEFAULT = object()
+_FULLTEXT_ONLY: tuple[ChannelName, ...] = ("fulltext",)
 _REFRESH_EVERY_S = 1.0
 _WIKILINK = re.compile(r"!?\[\[[^\]]*\]\]|\[[^\]]*\]\([^)]*\)")
 
@@ -524,7 +525,7 @@ class Engine:
         )
         candidates: dict[str, str] = {}
         for name in names:
-            results = self._searcher.search(name, limit=limit, channels=("fulltext",), as_you_type=False)
+            results = self._searcher.search(name, limit=limit, channels=_FULLTEXT_ONLY, as_you_type=False)
             for hit in results.hits:
                 candidates.setdefault(hit.path, hit.title)
         out: list[Backlink] = []

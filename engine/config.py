@@ -83,7 +83,8 @@ class EngineConfig:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> EngineConfig:
         """Build a config from a plain mapping (e.g. parsed TOML); unknown keys raise."""
-        return _build(cls, data, "")
+        built: EngineConfig = _build(cls, data, "")
+        return built
 
 
 def _build(cls: Any, data: dict[str, Any], where: str) -> Any:

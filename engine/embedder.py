@@ -97,7 +97,8 @@ class OnnxEmbedder:
         counts = np.clip(mask.sum(axis=1), 1e-9, None)
         pooled = summed / counts
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+        result: Vectors = (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+        return result
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         """Embed a batch; callers batch by similar length to limit padding."""
@@ -112,7 +113,7 @@ class OnnxEmbedder:
             if cached is not None:
                 self._cache.move_to_end(text)
                 return cached
-        vector = self.embed([text])[0]
+        vector: Vectors = self.embed([text])[0]
         with self._cache_lock:
             self._cache[text] = vector
             while len(self._cache) > self._cache_size:
@@ -193,8 +194,10 @@ class HashEmbedder:
                 bucket = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=4).digest(), "little")
                 rows[row, bucket % self.dims] += 1.0
         norms = np.linalg.norm(rows, axis=1, keepdims=True)
-        return rows / np.clip(norms, 1e-12, None)
+        result: Vectors = rows / np.clip(norms, 1e-12, None)
+        return result
 
     def embed_query(self, text: str) -> Vectors:
         """One query row."""
-        return self.embed([text])[0]
+        row: Vectors = self.embed([text])[0]
+        return row

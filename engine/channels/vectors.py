@@ -35,7 +35,7 @@ class VectorChannel:
     ) -> None:
         import faiss
 
-        self._faiss = faiss
+        self._faiss: Any = faiss  # SWIG types are too loose for mypy to follow
         self._path = path
         self._config = config
         self._embedder = embedder
