@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 VAULT ?= sample_vault
 
-.PHONY: run test lint typecheck unit web-test eval bench clean
+.PHONY: run test lint typecheck unit eval bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)

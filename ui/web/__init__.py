@@ -1,0 +1,1 @@
+"""The local web view: Starlette app, Markdown rendering, pages and static assets."""

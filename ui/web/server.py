@@ -1,0 +1,351 @@
+"""The web view's Starlette app: pages, the small JSON API, and the guard in front of both."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import hashlib
+import json
+import mimetypes
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from engine.cli import results_to_json
+from engine.errors import CairnError, IndexLocked, NoteNotFound, SaveConflict, UnsafePath
+from ui.web import pages
+from ui.web.guard import Guard
+from ui.web.indexing import BackgroundIndexer
+from ui.web.render import IMAGE_SUFFIXES, LinkTable, render_note
+
+if TYPE_CHECKING:
+    from engine.api import Engine
+    from engine.records import ChannelName, SearchResults
+
+STATIC_DIR = Path(__file__).resolve().parent / "static"
+CHANNELS: tuple[ChannelName, ...] = ("fulltext", "vectors", "graph")
+FILE_CSP = "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; sandbox"
+
+
+class BadPath(Exception):
+    """A request path that names nothing in the vault the web view may touch."""
+
+
+def build_app(engine: Engine, token: str, *, port: int | None = None, reindex: bool = True) -> Starlette:
+    """The web view over `engine`, reachable only with `token` on 127.0.0.1/localhost[:port].
+
+    Args:
+        engine: an open engine; the app never closes it.
+        token: the access token (query `?token=`, cookie, or `Authorization: Bearer`).
+        port: the bound port the Host header must name (None accepts any port).
+        reindex: run `engine.reindex()` in a background thread while the app runs.
+    """
+    indexer = BackgroundIndexer(engine)
+    views = _Views(engine, indexer)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        if reindex:
+            indexer.start()
+        try:
+            yield
+        finally:
+            await run_in_threadpool(indexer.stop)
+
+    routes = [
+        Route("/", views.search_page),
+        Route("/search/results", views.search_fragment),
+        Route("/note/{path:path}", views.note_page),
+        Route("/edit/{path:path}", views.edit_page),
+        Route("/graph/{path:path}", views.graph_page),
+        Route("/file/{path:path}", views.file),
+        Route("/api/search", views.api_search),
+        Route("/api/status", views.api_status),
+        Route("/api/notes", views.api_notes),
+        Route("/api/notes/{path:path}", views.api_note_get, methods=["GET"]),
+        Route("/api/notes/{path:path}", views.api_note_put, methods=["PUT"]),
+        Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),
+    ]
+    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={HTTPException: _http_error})
+    app.state.engine = engine
+    app.state.indexer = indexer
+    app.add_middleware(Guard, token=token, port=port)
+    return app
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    if request.url.path.startswith("/api/"):
+        return JSONResponse({"error": "http", "message": exc.detail}, status_code=exc.status_code)
+    return HTMLResponse(pages.error_page(str(exc.status_code), str(exc.detail)), status_code=exc.status_code)
+
+
+def vault_path(raw: str) -> str:
+    """A request path as a vault-relative POSIX path; refuses absolute, empty, `.`/`..` and hidden parts.
+
+    Hidden parts (`.cairn/`, `.obsidian/`, `.git/`) are the index and tool folders, never notes.
+    """
+    if not raw or raw.startswith(("/", "\\")) or "\\" in raw or "\x00" in raw:
+        raise BadPath(f"not a vault path: {raw!r}")
+    parts = raw.split("/")
+    if any(not part or part.startswith(".") for part in parts):
+        raise BadPath(f"not a vault path: {raw!r}")
+    return raw
+
+
+class _Views:
+    """Request handlers; engine calls run in the thread pool."""
+
+    def __init__(self, engine: Engine, indexer: BackgroundIndexer) -> None:
+        self.engine = engine
+        self.indexer = indexer
+
+    # -- helpers -------------------------------------------------------------------
+    def _page(
+        self, title: str, content: str, *, script: str | None = None, status: int = 200, body_class: str = ""
+    ) -> HTMLResponse:
+        html = pages.page(title, content, vault=self.engine.vault, script=script, body_class=body_class)
+        return HTMLResponse(html, status_code=status)
+
+    def _error(self, request: Request, status: int, code: str, message: str) -> Response:
+        if request.url.path.startswith("/api/"):
+            return JSONResponse({"error": code, "message": message}, status_code=status)
+        return self._page(code.replace("_", " "), pages.error_page(code.replace("_", " ").capitalize(), message),
+                          status=status)
+
+    async def _guarded(self, request: Request, handler: Callable[[str], Response]) -> Response:
+        """Run `handler(path)` in the thread pool, mapping path and note errors to 400/404."""
+        try:
+            path = vault_path(request.path_params["path"])
+            return await run_in_threadpool(handler, path)
+        except (BadPath, UnsafePath) as exc:
+            return self._error(request, 400, "unsafe_path", str(exc))
+        except NoteNotFound as exc:
+            return self._error(request, 404, "not_found", f"No note at {exc}")
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError) as exc:
+            return self._error(request, 404, "not_found", f"No file: {exc.filename}")
+
+    def _read(self, path: str) -> tuple[str, str]:
+        """The text and sha256 of a note's bytes as they are on disk now."""
+        data = self.engine.resolve_path(path).read_bytes()
+        return data.decode("utf-8", errors="replace"), hashlib.sha256(data).hexdigest()
+
+    def _search(self, request: Request, *, typing: bool) -> SearchResults:
+        params = request.query_params
+        query = params.get("q", "")
+        try:
+            limit = max(1, min(200, int(params.get("limit", "20"))))
+        except ValueError:
+            raise HTTPException(400, "limit must be a number") from None
+        names = [c.strip() for c in params.get("channels", ",".join(CHANNELS)).split(",") if c.strip()]
+        unknown = [c for c in names if c not in CHANNELS]
+        if unknown:
+            raise HTTPException(400, f"unknown channel(s): {', '.join(unknown)}")
+        as_you_type = params.get("typing", "1" if typing else "0") not in ("0", "false", "")
+        channels = tuple(c for c in CHANNELS if c in names)
+        return self.engine.search(query, limit=limit, channels=channels, as_you_type=as_you_type)
+
+    # -- pages ---------------------------------------------------------------------
+    async def search_page(self, request: Request) -> Response:
+        query = request.query_params.get("q", "")
+        results = await run_in_threadpool(self._search, request, typing=False) if query.strip() else None
+        content = pages.search_page(query, pages.results_fragment(results))
+        return self._page(query or "Search", content, script="search.js", body_class="page-search")
+
+    async def search_fragment(self, request: Request) -> Response:
+        query = request.query_params.get("q", "")
+        results = await run_in_threadpool(self._search, request, typing=True) if query.strip() else None
+        return HTMLResponse(pages.results_fragment(results))
+
+    async def note_page(self, request: Request) -> Response:
+        def build(path: str) -> Response:
+            view = self.engine.note(path)
+            text, _sha = self._read(path)
+            rendered = render_note(text, path=path, links=LinkTable.from_links(view.links))
+            content = pages.note_page(
+                path=path,
+                title=view.info.title,
+                rendered=rendered,
+                backlinks=self.engine.backlinks(path),
+                related=self.engine.related(path, limit=8),
+                neighbors=self.engine.neighbors(path, limit=12),
+            )
+            return self._page(view.info.title, content, script="note.js", body_class="page-note")
+
+        return await self._guarded(request, build)
+
+    async def edit_page(self, request: Request) -> Response:
+        def build(path: str) -> Response:
+            view = self.engine.note(path)
+            text, sha = self._read(path)
+            content = pages.edit_page(path=path, title=view.info.title, text=text, sha=sha)
+            return self._page(f"Edit {view.info.title}", content, script="edit.js", body_class="page-edit")
+
+        return await self._guarded(request, build)
+
+    async def graph_page(self, request: Request) -> Response:
+        def build(path: str) -> Response:
+            view = self.engine.note(path)
+            first = self.engine.neighbors(path, limit=15)
+            pairs = [
+                (n, [m for m in self.engine.neighbors(n.path, limit=8) if m.path != path] if n.path else [])
+                for n in first
+            ]
+            content = pages.graph_page(path=path, title=view.info.title, neighbors=pairs)
+            return self._page(f"Graph · {view.info.title}", content)
+
+        return await self._guarded(request, build)
+
+    async def file(self, request: Request) -> Response:
+        def build(path: str) -> Response:
+            target = self.engine.resolve_path(path)
+            if not target.is_file():
+                return self._error(request, 404, "not_found", f"No file at {path}")
+            headers = {"content-security-policy": FILE_CSP}
+            if target.suffix.lower() in IMAGE_SUFFIXES:
+                media = mimetypes.guess_type(target.name)[0] or "application/octet-stream"
+                return FileResponse(target, media_type=media, headers=headers)
+            # Anything else downloads, so a vault file can never run as a page or script here.
+            return FileResponse(target, media_type="application/octet-stream", filename=target.name, headers=headers)
+
+        return await self._guarded(request, build)
+
+    # -- API -----------------------------------------------------------------------
+    async def api_search(self, request: Request) -> Response:
+        results = await run_in_threadpool(self._search, request, typing=False)
+        return JSONResponse(results_to_json(results))
+
+    async def api_status(self, request: Request) -> Response:
+        def build() -> dict[str, Any]:
+            status = self.engine.status()
+            return {
+                "vault": status.vault,
+                "index_dir": status.index_dir,
+                "notes": status.notes,
+                "chunks": status.chunks,
+                "links": status.links,
+                "dangling_links": status.dangling_links,
+                "entities": status.entities,
+                "embedded_chunks": status.embedded_chunks,
+                "embedded_fraction": round(status.embedded_fraction, 4),
+                "model": status.model,
+                "vectors": {"status": status.vectors.status, "message": status.vectors.message},
+                "channel_counts": status.channel_counts,
+                "index_bytes": status.index_bytes,
+                "last_update": status.last_update,
+                "skipped": [{"path": s.path, "reason": s.reason} for s in status.skipped],
+                "indexing": self.indexer.state.to_json(),
+            }
+
+        return JSONResponse(await run_in_threadpool(build))
+
+    async def api_notes(self, request: Request) -> Response:
+        notes = await run_in_threadpool(self.engine.notes)
+        return JSONResponse({"notes": [{"path": p, "title": t} for p, t in notes]})
+
+    async def api_note_get(self, request: Request) -> Response:
+        def build(path: str) -> Response:
+            view = self.engine.note(path)
+            text, sha = self._read(path)
+            return JSONResponse(
+                {
+                    "path": path,
+                    "title": view.info.title,
+                    "text": text,
+                    "sha": sha,
+                    "links": [
+                        {
+                            "target": link.target,
+                            "display": link.display,
+                            "heading": link.heading,
+                            "embed": link.embed,
+                            "line": link.line,
+                            "kind": link.kind,
+                            "resolved": resolved,
+                        }
+                        for link, resolved in view.links
+                    ],
+                    "backlinks": [
+                        {"path": b.path, "title": b.title, "line": b.line, "context": b.context}
+                        for b in self.engine.backlinks(path)
+                    ],
+                }
+            )
+
+        return await self._guarded(request, build)
+
+    async def api_note_put(self, request: Request) -> Response:
+        try:
+            body = json.loads(await request.body())
+        except (ValueError, UnicodeDecodeError):
+            return self._error(request, 400, "bad_request", "the body must be JSON {text, expected_sha}")
+        if not isinstance(body, dict) or not isinstance(body.get("text"), str) or "expected_sha" not in body:
+            return self._error(request, 400, "bad_request", "the body must be JSON {text, expected_sha}")
+        expected = body["expected_sha"]
+        if expected is not None and not isinstance(expected, str):
+            return self._error(request, 400, "bad_request", "expected_sha must be a string or null")
+        text: str = body["text"]
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            return self._error(request, 400, "bad_request", "the text is not valid Unicode")
+
+        def save(path: str) -> Response:
+            if not path.lower().endswith(".md"):
+                return self._error(request, 400, "unsafe_path", "only Markdown notes (.md) can be saved")
+            target = self.engine.resolve_path(path)
+            try:
+                if expected is None and target.exists():
+                    # `expected_sha: null` means "create": never replace an existing file.
+                    raise SaveConflict(f"{path} already exists")
+                report = self.engine.save_note(path, text, expected_sha=expected)
+            except SaveConflict as exc:
+                return self._conflict(path, exc)
+            except IndexLocked as exc:
+                _text, sha = self._read(path)
+                return JSONResponse({"path": path, "sha": sha, "reindexed": False, "warning": f"{exc.title}: {exc}"})
+            except CairnError as exc:
+                return self._error(request, 500, "save_failed", f"{exc.title}: {exc}")
+            _text, sha = self._read(path)
+            return JSONResponse(
+                {"path": path, "sha": sha, "reindexed": True, "added": list(report.added), "updated": list(report.updated)}
+            )
+
+        return await self._guarded(request, save)
+
+    def _conflict(self, path: str, exc: SaveConflict) -> Response:
+        try:
+            current_text, current_sha = self._read(path)
+        except FileNotFoundError:
+            current_text, current_sha = "", None
+        return JSONResponse(
+            {
+                "error": "conflict",
+                "title": exc.title,
+                "message": str(exc),
+                "path": path,
+                "current_sha": current_sha,
+                "current_text": current_text,
+                "copy_path": self._copy_path(path),
+            },
+            status_code=409,
+        )
+
+    def _copy_path(self, path: str) -> str:
+        """A free sibling path for "save a copy": `Note (conflict 2026-03-04 101500).md`."""
+        stem = path[:-3]
+        stamp = datetime.datetime.now().strftime("%Y-%m-%d %H%M%S")
+        candidate = f"{stem} (conflict {stamp}).md"
+        number = 2
+        while self.engine.resolve_path(candidate).exists():
+            candidate = f"{stem} (conflict {stamp} {number}).md"
+            number += 1
+        return candidate

@@ -1,0 +1,44 @@
+// Shared by every page: shows what the background reindex and the vector channel are doing.
+"use strict";
+
+(() => {
+  const badge = document.getElementById("index-status");
+  if (!badge) return;
+
+  function describe(status) {
+    const indexing = status.indexing || {};
+    if (indexing.error) return { text: indexing.error, state: "error" };
+    if (indexing.running) {
+      const count = indexing.total ? ` ${indexing.done}/${indexing.total}` : "";
+      const phase = indexing.phase === "embed" ? "embedding" : `indexing (${indexing.phase})`;
+      return { text: `${phase}${count}`, state: "busy" };
+    }
+    if (status.vectors.status === "unavailable") {
+      return { text: "vectors unavailable", state: "warn", title: status.vectors.message };
+    }
+    if (status.vectors.status === "degraded") {
+      return { text: `embedding ${status.embedded_chunks}/${status.chunks}`, state: "busy" };
+    }
+    return { text: `${status.notes} notes`, state: "ok" };
+  }
+
+  async function poll() {
+    let again = true;
+    try {
+      const response = await fetch("/api/status", { headers: { Accept: "application/json" } });
+      if (response.ok) {
+        const view = describe(await response.json());
+        badge.textContent = view.text;
+        badge.dataset.state = view.state;
+        badge.title = view.title || "";
+        again = view.state === "busy";
+      }
+    } catch (err) {
+      badge.textContent = "server unreachable";
+      badge.dataset.state = "error";
+    }
+    if (again) setTimeout(poll, 1500);
+  }
+
+  poll();
+})();

@@ -1,0 +1,110 @@
+// The editor: save with the sha it loaded; a 409 opens the conflict dialog, never a silent overwrite.
+"use strict";
+
+(() => {
+  const editor = document.getElementById("editor");
+  const textarea = document.getElementById("text");
+  const saveButton = document.getElementById("save");
+  const saveState = document.getElementById("save-state");
+  const dialog = document.getElementById("conflict");
+  const detail = document.getElementById("conflict-detail");
+  const path = editor.dataset.path;
+  let sha = editor.dataset.sha;
+  let conflict = null;
+  let dirty = false;
+  let busy = false;
+
+  const encodePath = (p) => p.split("/").map(encodeURIComponent).join("/");
+  const noteUrl = (p) => `/note/${encodePath(p)}`;
+
+  function setState(text, state) {
+    saveState.textContent = text;
+    saveState.dataset.state = state || "";
+  }
+
+  async function put(target, expectedSha) {
+    return fetch(`/api/notes/${encodePath(target)}`, {
+      method: "PUT",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ text: textarea.value, expected_sha: expectedSha }),
+    });
+  }
+
+  async function problem(response) {
+    try {
+      const body = await response.json();
+      return body.message || `HTTP ${response.status}`;
+    } catch (err) {
+      return `HTTP ${response.status}`;
+    }
+  }
+
+  async function save(expectedSha) {
+    if (busy) return;
+    busy = true;
+    setState("Saving…", "busy");
+    try {
+      const response = await put(path, expectedSha);
+      if (response.ok) {
+        sha = (await response.json()).sha;
+        dirty = false;
+        setState("Saved", "ok");
+        window.location.href = noteUrl(path);
+      } else if (response.status === 409) {
+        conflict = await response.json();
+        detail.textContent = conflict.current_sha
+          ? "The version on disk is different from the one you started editing."
+          : "The file was deleted on disk.";
+        setState("Not saved: the note changed on disk", "error");
+        dialog.showModal();
+      } else {
+        setState(`Not saved: ${await problem(response)}`, "error");
+      }
+    } catch (err) {
+      setState("Not saved: the server did not answer", "error");
+    } finally {
+      busy = false;
+    }
+  }
+
+  saveButton.addEventListener("click", () => save(sha));
+  textarea.addEventListener("input", () => {
+    dirty = true;
+    setState("Unsaved changes", "dirty");
+  });
+  document.addEventListener("keydown", (event) => {
+    if ((event.ctrlKey || event.metaKey) && event.key === "s") {
+      event.preventDefault();
+      save(sha);
+    }
+  });
+  window.addEventListener("beforeunload", (event) => {
+    if (dirty) event.preventDefault();
+  });
+
+  document.getElementById("conflict-reload").addEventListener("click", () => {
+    textarea.value = conflict.current_text;
+    sha = conflict.current_sha;
+    dirty = false;
+    dialog.close();
+    setState("Reloaded the version on disk", "ok");
+  });
+  document.getElementById("conflict-overwrite").addEventListener("click", () => {
+    dialog.close();
+    save(conflict.current_sha);
+  });
+  document.getElementById("conflict-copy").addEventListener("click", async () => {
+    dialog.close();
+    setState("Saving a copy…", "busy");
+    const response = await put(conflict.copy_path, null);
+    if (response.ok) {
+      dirty = false;
+      window.location.href = noteUrl(conflict.copy_path);
+    } else {
+      setState(`Copy not saved: ${await problem(response)}`, "error");
+    }
+  });
+  document.getElementById("conflict-cancel").addEventListener("click", () => dialog.close());
+
+  textarea.focus();
+})();
