@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import pairwise
 
 __all__ = ["STOP_WORDS", "EntityDictionary", "EntityMatch", "extract_names", "normalize"]
 
@@ -26,7 +27,9 @@ STOP_WORDS = frozenset((
     "up", "upon", "us", "very", "via", "was", "we", "well", "were", "what", "when", "where",
     "whether", "which", "while", "who", "whom", "whose", "why", "will", "with", "within",
     "without", "would", "yes", "yesterday", "yet", "you", "your", "yours", "hi", "hello",
-    "dear", "ok", "okay", "note", "see",
+    "dear", "ok", "okay", "note", "see", "later", "earlier", "first", "next", "finally",
+    "last", "recently", "currently", "maybe", "sometimes", "usually", "actually", "anyway",
+    "instead", "overall", "otherwise", "therefore", "again", "soon", "then",
 ))
 # fmt: on
 
@@ -51,14 +54,41 @@ _FILE_EXTENSIONS = (
 )
 # fmt: on
 _FILE = re.compile(
-    r"(?<![\w./@\\-])[\w\-]+(?:\.[\w\-]+)*\.(?:" + "|".join(_FILE_EXTENSIONS) + r")(?![\w/@\-])",
+    r"(?<![\w./@\\-])(?:[\w\-]+/)*[\w\-]+(?:\.[\w\-]+)*\.(?:"
+    + "|".join(_FILE_EXTENSIONS)
+    + r")(?![\w/@\-])",
     re.IGNORECASE,
 )
-_IDENTIFIER = re.compile(r"(?<![\w.])[A-Za-z][A-Za-z0-9]*(?![\w])")
-_CAMEL = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2}[a-z]")
+# camelCase / PascalCase / HTTPServer: a lower->upper or UPPER->Upper+lower step inside.
+_CAMEL_IDENTIFIER = re.compile(
+    r"(?<![\w.])(?=[A-Za-z0-9]*(?:[a-z0-9][A-Z]|[A-Z]{2}[a-z]))[A-Za-z][A-Za-z0-9]*(?![\w])"
+)
 # Letter-initial words with inner apostrophes/hyphens ("O'Brien", "Jean-Luc").
 _WORD = re.compile(r"[^\W\d_][\w]*(?:['’\-][\w]+)*")
-_PHRASE_GAP = re.compile(r"[ \t]+|[ \t]*\u00a0[ \t]*")
+
+
+def _char_class(chars: Iterable[str]) -> str:
+    """A regex character class body for the given characters, as ranges."""
+    points = sorted(ord(c) for c in chars)
+    parts: list[str] = []
+    i = 0
+    while i < len(points):
+        j = i
+        while j + 1 < len(points) and points[j + 1] == points[j] + 1:
+            j += 1
+        lo, hi = re.escape(chr(points[i])), re.escape(chr(points[j]))
+        parts.append(lo if i == j else f"{lo}-{hi}")
+        i = j + 1
+    return "".join(parts)
+
+
+# `re` has no \p{Lu}; upper- and titlecase letters of the BMP, as a class, stand in for it.
+_UPPER = _char_class(c for c in map(chr, range(0x10000)) if c.isupper() or c.istitle())
+_CAP_WORD = rf"[{_UPPER}]\w*(?:['’\-]\w+)*"
+_GAP = r"[ \t\u00a0]+"
+_CAP_RUN = re.compile(
+    rf"(?<![\w'’\-]){_CAP_WORD}(?:{_GAP}(?:(?:of|de|van|von|la){_GAP})?{_CAP_WORD})+"
+)
 _URL_TAIL = ".,;:!?'\"”’)"
 _END_PUNCT = "".join(sorted(set("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~“”‘’«»„‚…–—·•¡¿")))
 _WS = re.compile(r"\s+")
@@ -71,10 +101,6 @@ def normalize(name: str) -> str:
     return _WS.sub(" ", name.casefold()).strip().strip(_END_PUNCT).strip()
 
 
-def _is_capitalized(word: str) -> bool:
-    return word[0].isupper()
-
-
 def _possessive(word: str) -> bool:
     return len(word) > 2 and word[-2] in "'’" and word[-1] in "sS"
 
@@ -82,32 +108,27 @@ def _possessive(word: str) -> bool:
 def extract_names(text: str) -> list[str]:
     """Names in free text (capitalised phrases, identifiers, file names, URLs, e-mails), deduped."""
     found: list[tuple[int, str]] = []
-    taken: list[tuple[int, int]] = []
+    # One byte per character marks text already claimed by a URL, e-mail, file or phrase,
+    # so that overlap checks stay O(span) however many names the text holds.
+    taken = bytearray(len(text))
 
-    def free(start: int, end: int) -> bool:
-        return all(end <= s or start >= e for s, e in taken)
+    def claim(start: int, end: int, name: str) -> None:
+        if taken.find(1, start, end) < 0:
+            found.append((start, name))
+            taken[start:end] = b"\x01" * (end - start)
 
     for m in _URL.finditer(text):
         url = m.group().rstrip(_URL_TAIL)
         if len(url) > 8:
-            found.append((m.start(), url))
-            taken.append((m.start(), m.start() + len(url)))
+            claim(m.start(), m.start() + len(url), url)
     for m in _EMAIL.finditer(text) if "@" in text else ():
-        if free(*m.span()):
-            found.append((m.start(), m.group()))
-            taken.append(m.span())
+        claim(m.start(), m.end(), m.group())
     for m in _FILE.finditer(text):
-        if free(*m.span()):
-            found.append((m.start(), m.group()))
-            taken.append(m.span())
+        claim(m.start(), m.end(), m.group())
     for start, end in _capitalized_phrases(text):
-        if free(start, end):
-            found.append((start, text[start:end]))
-            taken.append((start, end))
-    for m in _IDENTIFIER.finditer(text):
-        word = m.group()
-        if _CAMEL.search(word) and not word.isupper() and free(*m.span()):
-            found.append((m.start(), word))
+        claim(start, end, text[start:end])
+    for m in _CAMEL_IDENTIFIER.finditer(text):
+        claim(m.start(), m.end(), m.group())
 
     found.sort(key=lambda item: item[0])
     seen: set[str] = set()
@@ -123,54 +144,51 @@ def extract_names(text: str) -> list[str]:
 def _capitalized_phrases(text: str) -> list[tuple[int, int]]:
     """Spans of 2-5 word capitalised phrases, split at stop words, possessives trimmed."""
     spans: list[tuple[int, int]] = []
-    run: list[tuple[int, int, str]] = []
-
-    def flush() -> None:
-        # Split the run at stop words ("The", "With"), then trim connectors at the ends.
-        piece: list[tuple[int, int, str]] = []
-        for item in [*run, None]:
-            if item is None or (item[2].casefold() in STOP_WORDS and item[2] not in _CONNECTORS):
-                _take(piece)
-                piece = []
-            else:
-                piece.append(item)
-        run.clear()
-
-    def _take(piece: list[tuple[int, int, str]]) -> None:
-        while piece and piece[0][2] in _CONNECTORS:
-            piece.pop(0)
-        while piece and piece[-1][2] in _CONNECTORS:
-            piece.pop()
-        if not _MIN_PHRASE <= len(piece) <= _MAX_PHRASE:
-            return
-        words = [w for _, _, w in piece]
-        if all(w.isupper() and len(w) > 1 for w in words if w not in _CONNECTORS):
-            # Shouting ("DO NOT MERGE") is not a name.
-            return
-        start, end = piece[0][0], piece[-1][1]
-        if _possessive(words[-1]):
-            end -= 2
-        spans.append((start, end))
-
-    prev_end = -1
-    for m in _WORD.finditer(text):
-        word = m.group()
-        cap = _is_capitalized(word)
-        joined = (
-            run
-            and prev_end >= 0
-            and _PHRASE_GAP.fullmatch(text, prev_end, m.start()) is not None
-            and not _possessive(run[-1][2])
-        )
-        if not joined:
-            flush()
-        if cap or (run and word in _CONNECTORS):
-            run.append((m.start(), m.end(), word))
-        else:
-            flush()
-        prev_end = m.end()
-    flush()
+    # The regex finds runs of 2+ capitalised words in C; Python only looks at those runs.
+    for run_match in _CAP_RUN.finditer(text):
+        words = [
+            (m.start(), m.end(), m.group())
+            for m in _WORD.finditer(text, run_match.start(), run_match.end())
+        ]
+        # A possessive ends a name: "Chen's Board Meeting" is two runs.
+        first = 0
+        for idx, (_, _, word) in enumerate(words):
+            if _possessive(word) and idx + 1 < len(words):
+                _take_run(words[first : idx + 1], spans)
+                first = idx + 1
+        _take_run(words[first:], spans)
     return spans
+
+
+def _take_run(run: list[tuple[int, int, str]], spans: list[tuple[int, int]]) -> None:
+    if len(run) > _MAX_PHRASE + 2:
+        # A long Title Case run is a heading or a headline, not a name.
+        return
+    # Split the run at stop words ("The", "With"), then trim connectors at the ends.
+    piece: list[tuple[int, int, str]] = []
+    for item in [*run, None]:
+        if item is None or (item[2].casefold() in STOP_WORDS and item[2] not in _CONNECTORS):
+            _take_piece(piece, spans)
+            piece = []
+        else:
+            piece.append(item)
+
+
+def _take_piece(piece: list[tuple[int, int, str]], spans: list[tuple[int, int]]) -> None:
+    while piece and piece[0][2] in _CONNECTORS:
+        piece.pop(0)
+    while piece and piece[-1][2] in _CONNECTORS:
+        piece.pop()
+    if not _MIN_PHRASE <= len(piece) <= _MAX_PHRASE:
+        return
+    words = [w for _, _, w in piece]
+    if all(w.isupper() and len(w) > 1 for w in words if w not in _CONNECTORS):
+        # Shouting ("DO NOT MERGE") is not a name.
+        return
+    start, end = piece[0][0], piece[-1][1]
+    if _possessive(words[-1]):
+        end -= 2
+    spans.append((start, end))
 
 
 @dataclass(frozen=True)
@@ -187,26 +205,57 @@ def _token_key(token: str) -> str:
     return token.casefold().replace("’", "'")
 
 
+def _gap_key(gap: str) -> str:
+    """Separator between two tokens in a key: a space, or the punctuation between them."""
+    # "Marcus, Chen" must not match "Marcus Chen", nor "Priya. Patel" match "Priya Patel".
+    punct = "".join(gap.split())
+    return f" {punct} " if punct else " "
+
+
+def _tokens(text: str) -> tuple[list[tuple[int, int, str, str]], list[str]]:
+    """Tokens (start, end, as written, key) of text and the separator keys between them."""
+    tokens = [(m.start(), m.end(), m.group(), _token_key(m.group())) for m in _TOKEN.finditer(text)]
+    gaps = [_gap_key(text[a[1] : b[0]]) for a, b in pairwise(tokens)]
+    return tokens, gaps
+
+
+def _surface_key(surface: str) -> tuple[str, str | None]:
+    """Dictionary key of a surface form, and the token itself if it is a single token."""
+    tokens, gaps = _tokens(surface)
+    if not tokens:
+        return "", None
+    parts = [tokens[0][3]]
+    for gap, token in zip(gaps, tokens[1:], strict=False):
+        parts.append(gap)
+        parts.append(token[3])
+    return "".join(parts), (tokens[0][2] if len(tokens) == 1 else None)
+
+
 class EntityDictionary:
     """Known entity surface forms (titles, aliases, tags, names) indexed by normalised n-gram."""
 
     def __init__(self, entries: Iterable[tuple[str, str]]) -> None:
         index: dict[str, dict[str, None]] = {}
         upper_exact: set[str] = set()
-        findall = _TOKEN.findall
         for surface, entity_id in entries:
-            tokens = findall(surface)
-            if not tokens:
-                continue
-            key = " ".join([_token_key(t) for t in tokens])
+            surface = surface.strip()
+            if "  " not in surface and surface.replace(" ", "").isalnum():
+                # Fast path for the common "Word Word" surface (str.isalnum is \w minus "_",
+                # so tokenising would split it at the spaces only): the key is the casefold.
+                key = surface.casefold()
+                single: str | None = None if " " in surface else surface
+            else:
+                key, single = _surface_key(surface)
+                if not key:
+                    continue
             ids = index.get(key)
             if ids is None:
                 index[key] = {entity_id: None}
             else:
                 ids[entity_id] = None
-            if len(tokens) == 1 and tokens[0].isupper():
+            if single is not None and single.isupper():
                 # Short all-caps aliases ("PK", "IT") match only when written that way.
-                upper_exact.add(tokens[0])
+                upper_exact.add(single)
         self._index = index
         self._upper_exact = frozenset(upper_exact)
 
@@ -214,30 +263,30 @@ class EntityDictionary:
         return len(self._index)
 
     def __contains__(self, surface: object) -> bool:
-        if not isinstance(surface, str):
-            return False
-        return " ".join(_token_key(t) for t in _TOKEN.findall(surface)) in self._index
+        return isinstance(surface, str) and _surface_key(surface.strip())[0] in self._index
 
-    def _single_ok(self, written: str, key: str) -> bool:
+    def _single_ok(self, written: str) -> bool:
+        key = _token_key(written)
         if len(key) >= 3 and key not in STOP_WORDS:
             return True
         return written in self._upper_exact
 
     def recognize(self, query: str, max_ngram: int = 6) -> list[EntityMatch]:
         """Known entities in a query: longest matches first, non-overlapping, in query order."""
-        tokens = [(m.start(), m.end(), m.group()) for m in _TOKEN.finditer(query)]
-        keys = [_token_key(t) for _, _, t in tokens]
+        tokens, gaps = _tokens(query)
         index = self._index
         n = len(tokens)
-        # (tokens, chars, start token, end token, char start, char end, ids)
+        width = max(1, max_ngram)
+        # (tokens, chars, first token, last token, char start, char end, ids)
         candidates: list[tuple[int, int, int, int, int, int, dict[str, None]]] = []
         for i in range(n):
             key = ""
-            for j in range(i, min(n, i + max(1, max_ngram))):
-                key = keys[j] if j == i else f"{key} {keys[j]}"
-                start, end = tokens[i][0], tokens[j][1]
-                ids = index.get(key)
+            start = tokens[i][0]
+            for j in range(i, min(n, i + width)):
+                key = tokens[j][3] if j == i else key + gaps[j - 1] + tokens[j][3]
+                end = tokens[j][1]
                 written_last = tokens[j][2]
+                ids = index.get(key)
                 if ids is None and _possessive(written_last):
                     # "Priya's" -> "Priya"
                     ids = index.get(key[:-2])
@@ -245,7 +294,7 @@ class EntityDictionary:
                     written_last = written_last[:-2]
                 if ids is None:
                     continue
-                if i == j and not self._single_ok(written_last, _token_key(written_last)):
+                if i == j and not self._single_ok(written_last):
                     continue
                 candidates.append((j - i + 1, end - start, i, j, start, end, ids))
         candidates.sort(key=lambda c: (-c[0], -c[1], c[2]))
@@ -254,8 +303,7 @@ class EntityDictionary:
         for _, _, i, j, start, end, ids in candidates:
             if any(used[i : j + 1]):
                 continue
-            for k in range(i, j + 1):
-                used[k] = 1
+            used[i : j + 1] = b"\x01" * (j - i + 1)
             chosen.append(EntityMatch(query[start:end], start, end, tuple(ids)))
         chosen.sort(key=lambda m: m.start)
         return chosen

@@ -1,0 +1,271 @@
+"""Tests for engine.entities: name extraction, normalisation and query-time recognition."""
+
+from __future__ import annotations
+
+import random
+import time
+
+import pytest
+
+from engine.entities import EntityDictionary, EntityMatch, extract_names, normalize
+
+# ---------------------------------------------------------------------------
+# extract_names
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Meeting with Marcus Chen today.", ["Marcus Chen"]),
+        ("The Beta Board Meeting was long.", ["Beta Board Meeting"]),
+        ("Yesterday Marcus Chen called.", ["Marcus Chen"]),
+        ("In Paris we met Jean-Luc Picard.", ["Jean-Luc Picard"]),
+        ("She works at Bank of America.", ["Bank of America"]),
+        (
+            "Ludwig van Beethoven and Charles de Gaulle",
+            ["Ludwig van Beethoven", "Charles de Gaulle"],
+        ),
+        ("Marcus Chen's notes", ["Marcus Chen"]),
+        ("Notes from Acme Labs' offsite", ["Acme Labs"]),
+        (
+            "Priya met Marcus Chen, Priya Patel and Dana Scully.",
+            ["Marcus Chen", "Priya Patel", "Dana Scully"],
+        ),
+    ],
+)
+def test_capitalized_phrases(text: str, expected: list[str]) -> None:
+    assert extract_names(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Marcus. Chen went home.",  # a sentence boundary splits the phrase
+        "Marcus\nChen",  # so does a line break
+        "Just one name: Marcus.",
+        "DO NOT MERGE THIS",  # shouting
+        "This Is A Very Long Title Case Heading Here",  # headline, not a name
+        "the bank of america",  # lower case
+        "Bank of",  # connector at the end is dropped, leaving one word
+    ],
+)
+def test_not_names(text: str) -> None:
+    assert [n for n in extract_names(text) if " " in n] == []
+
+
+def test_phrase_length_limits() -> None:
+    assert extract_names("Alpha Beta Gamma Delta Epsilon ran.") == [
+        "Alpha Beta Gamma Delta Epsilon"
+    ]
+    # A run of 6+ words (without stop words) is too long to be a name.
+    assert extract_names("Alpha Beta Gamma Delta Epsilon Zeta Eta Theta ran.") == []
+
+
+def test_identifiers() -> None:
+    names = extract_names(
+        "Call getUser on FooBar, then HTTPServer and iPhone; not ALLCAPS or plain."
+    )
+    assert names == ["getUser", "FooBar", "HTTPServer", "iPhone"]
+
+
+def test_file_names() -> None:
+    names = extract_names(
+        "Edit config.yaml, main.py and docs/setup.md; README.MD too. Not e.g. this."
+    )
+    assert names == ["config.yaml", "main.py", "docs/setup.md", "README.MD"]
+
+
+def test_urls_and_emails() -> None:
+    text = "See https://example.com/a/b?q=1. Mail ops+alerts@mail.example.co.uk or www.example.org."
+    assert extract_names(text) == [
+        "https://example.com/a/b?q=1",
+        "ops+alerts@mail.example.co.uk",
+        "www.example.org",
+    ]
+
+
+def test_url_does_not_also_yield_its_file_name() -> None:
+    assert extract_names("get https://host.example/files/report.pdf now") == [
+        "https://host.example/files/report.pdf"
+    ]
+
+
+def test_order_and_dedupe() -> None:
+    text = "Marcus Chen wrote main.py. Later MARCUS CHEN and marcus chen reviewed main.py."
+    assert extract_names(text) == ["Marcus Chen", "main.py"]
+
+
+@pytest.mark.parametrize(
+    "text", ["", "   ", "\x00\x01\x02", "```\ncode\n```", "[[Link]] #tag `x`", "é" * 10_000]
+)
+def test_extract_names_never_crashes(text: str) -> None:
+    assert isinstance(extract_names(text), list)
+
+
+def test_extract_names_is_linear_on_hostile_input() -> None:
+    hostile = "a." * 200_000 + "@" + "b-" * 100_000
+    t0 = time.process_time()
+    extract_names(hostile)
+    assert time.process_time() - t0 < 3.0  # ~0.4 s CPU normally
+
+
+def test_extract_names_is_linear_in_the_number_of_names() -> None:
+    text = "and Marcus Chen met FooBar about x.py then " * 20_000
+    t0 = time.process_time()
+    names = extract_names(text)
+    assert names == ["Marcus Chen", "FooBar", "x.py"]
+    assert time.process_time() - t0 < 5.0  # ~0.6 s CPU normally; was quadratic once
+
+
+# ---------------------------------------------------------------------------
+# normalize
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "key"),
+    [
+        ("Marcus Chen", "marcus chen"),
+        ("  Marcus \t\n Chen, ", "marcus chen"),
+        ('"Beta Board Meeting."', "beta board meeting"),
+        ("(Acme Labs)", "acme labs"),
+        ("Straße", "strasse"),
+        ("C++", "c"),
+        ("node.js", "node.js"),
+        ("...", ""),
+    ],
+)
+def test_normalize(name: str, key: str) -> None:
+    assert normalize(name) == key
+
+
+# ---------------------------------------------------------------------------
+# EntityDictionary.recognize
+# ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def dictionary() -> EntityDictionary:
+    return EntityDictionary(
+        [
+            ("Marcus Chen", "person:marcus"),
+            ("Marcus", "person:marcus"),
+            ("Priya", "person:priya"),
+            ("Priya Patel", "person:priya"),
+            ("Beta Board Meeting", "meeting:beta"),
+            ("Beta", "project:beta"),
+            ("Board", "concept:board"),
+            ("PK", "person:pk"),
+            ("IT", "dept:it"),
+            ("the", "junk:the"),
+            ("ox", "animal:ox"),
+            ("config.yaml", "file:config"),
+            ("Acme Labs", "company:acme"),
+            ("acme labs", "company:acme-dup"),
+            ("Chen, Marcus", "person:marcus-formal"),
+            ("O'Brien", "person:obrien"),
+        ]
+    )
+
+
+def surfaces(matches: list[EntityMatch]) -> list[str]:
+    return [m.surface for m in matches]
+
+
+def test_longest_match_first_and_non_overlapping(dictionary: EntityDictionary) -> None:
+    query = "notes from the beta board meeting with marcus chen"
+    matches = dictionary.recognize(query)
+    assert surfaces(matches) == ["beta board meeting", "marcus chen"]
+    assert matches[0].entity_ids == ("meeting:beta",)
+    for m in matches:
+        assert query[m.start : m.end] == m.surface
+
+
+def test_shorter_matches_fill_the_gaps(dictionary: EntityDictionary) -> None:
+    assert surfaces(dictionary.recognize("Beta and Board, Marcus")) == ["Beta", "Board", "Marcus"]
+
+
+def test_case_insensitive_and_ids_merged(dictionary: EntityDictionary) -> None:
+    matches = dictionary.recognize("What does ACME LABS do?")
+    assert surfaces(matches) == ["ACME LABS"]
+    assert matches[0].entity_ids == ("company:acme", "company:acme-dup")
+
+
+def test_possessive_matches_the_name(dictionary: EntityDictionary) -> None:
+    matches = dictionary.recognize("Priya's plan and Marcus Chen’s review")
+    assert [(m.surface, m.start, m.end) for m in matches] == [
+        ("Priya", 0, 5),
+        ("Marcus Chen", 17, 28),
+    ]
+
+
+def test_apostrophe_names(dictionary: EntityDictionary) -> None:
+    assert surfaces(dictionary.recognize("ask O’Brien")) == ["O’Brien"]
+
+
+def test_stop_words_and_short_tokens_ignored(dictionary: EntityDictionary) -> None:
+    assert dictionary.recognize("the ox is in it") == []
+
+
+def test_uppercase_short_alias_matches_only_in_caps(dictionary: EntityDictionary) -> None:
+    assert surfaces(dictionary.recognize("ask PK about it")) == ["PK"]
+    assert dictionary.recognize("ask pk about it") == []
+    assert surfaces(dictionary.recognize("IT said it works")) == ["IT"]
+
+
+def test_punctuation_breaks_ngrams(dictionary: EntityDictionary) -> None:
+    assert surfaces(dictionary.recognize("Marcus. Chen")) == ["Marcus"]
+    matches = dictionary.recognize("Chen, Marcus")
+    assert [(m.surface, m.entity_ids) for m in matches] == [
+        ("Chen, Marcus", ("person:marcus-formal",))
+    ]
+
+
+def test_file_name_entity(dictionary: EntityDictionary) -> None:
+    assert surfaces(dictionary.recognize("where is config.yaml loaded")) == ["config.yaml"]
+
+
+def test_max_ngram_limits_match_length(dictionary: EntityDictionary) -> None:
+    assert surfaces(dictionary.recognize("beta board meeting", max_ngram=2)) == ["beta", "board"]
+
+
+def test_empty_inputs() -> None:
+    empty = EntityDictionary([])
+    assert len(empty) == 0
+    assert empty.recognize("anything at all") == []
+    d = EntityDictionary([("", "x"), ("   ", "y"), ("!!!", "z")])
+    assert len(d) == 0
+    assert d.recognize("") == []
+
+
+def test_contains() -> None:
+    d = EntityDictionary([("Marcus Chen", "m")])
+    assert "marcus   chen" in d
+    assert "Marcus" not in d
+    assert 3 not in d
+
+
+def test_dictionary_scales() -> None:
+    rng = random.Random(7)
+    syllables = ["ka", "lo", "mi", "ne", "ru", "sa", "ti", "vo", "xe", "zu", "ba", "de"]
+
+    def word() -> str:
+        return "".join(rng.choice(syllables) for _ in range(rng.randint(2, 4))).capitalize()
+
+    entries = [
+        (" ".join(word() for _ in range(rng.randint(1, 3))), f"e{i}") for i in range(200_000)
+    ]
+    t0 = time.process_time()
+    dictionary = EntityDictionary(entries)
+    build = time.process_time() - t0
+    query = " ".join(
+        rng.choice([e[0] for e in entries[:50]] + ["the", "and", "of"]) for _ in range(500)
+    )[:2000]
+    t0 = time.process_time()
+    matches = dictionary.recognize(query)
+    recognize = time.process_time() - t0
+    assert matches
+    # Budgets are CPU seconds with headroom: ~0.5 s and ~2 ms on a normal laptop.
+    assert build < 2.0
+    assert recognize < 0.05
