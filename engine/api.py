@@ -137,7 +137,7 @@ class Engine:
         config: EngineConfig | None = None,
         *,
         index_dir: str | Path | None = None,
-        embedder: Embedder | None | object = _USE_DEFAULT,
+        embedder: Embedder | object | None = _USE_DEFAULT,
     ) -> Engine:
         """Open or create the index of `vault`; never embeds anything.
 
@@ -264,9 +264,15 @@ class Engine:
                     self.repairs.append(f"full-text index caught up with the catalog ({len(stale) + len(extra)} notes)")
             self._manifest.generations["fulltext"] = generation
             changed = True
-        if self._embedder is not None and self._manifest.generations.get("vectors") != generation:
+        if self._embedder is not None and (
+            self._manifest.generations.get("vectors") != generation
+            or self._vectors.chunk_count() != self._catalog.embedded_chunk_count(self._embedder.model_id)
+        ):
+            before = self._vectors.chunk_count()
             self._vectors.update(self._catalog, (), ())
             self._vectors.save()
+            if self._manifest.generations.get("vectors") is not None and self._vectors.chunk_count() != before:
+                self.repairs.append(f"vector index caught up with the catalog ({self._vectors.chunk_count()} chunks)")
             self._manifest.generations["vectors"] = generation
             changed = True
         if self._embedder is not None and self._manifest.model_id != self._embedder.model_id:
@@ -284,7 +290,7 @@ class Engine:
     def _index_state(self) -> tuple[object, ...]:
         """What changes when any process writes the index: catalog generation, manifest, vectors."""
         stamps: list[object] = [self._catalog.generation]
-        for name in ("manifest.json", "vectors.faiss"):
+        for name in ("manifest.json", "vectors.faiss", "vectors.delta.npz"):
             try:
                 st = (self.index_dir / name).stat()
                 stamps.append((st.st_mtime_ns, st.st_size))
@@ -295,26 +301,29 @@ class Engine:
     def refresh(self) -> bool:
         """Pick up what another process wrote to the index; True if anything changed.
 
-        Cheap when nothing changed (one catalog read and two stats). A process that
-        holds the writer lock, or is reindexing, is already up to date.
+        Cheap when nothing changed (one catalog read and a few stats); skipped while
+        this process is reindexing, which keeps its own views current.
         """
         self._last_refresh_check = time.monotonic()
         if not self._reindex_lock.acquire(blocking=False):
             return False
         try:
-            state = self._index_state()
-            if state == self._seen_state or self._lock.held_here:
-                self._seen_state = state
-                return False
-            self._seen_state = state
-            self._fulltext.refresh()
-            if self._embedder is not None:
-                self._vectors.update(self._catalog, (), ())
-            self._graph.rebuild(self._catalog)
-            self._searcher.refresh_titles()
-            return True
+            return self._catch_up()
         finally:
             self._reindex_lock.release()
+
+    def _catch_up(self) -> bool:
+        """Reload the in-memory views if the index changed on disk since this process looked."""
+        state = self._index_state()
+        if state == self._seen_state:
+            return False
+        self._seen_state = state
+        self._fulltext.refresh()
+        if self._embedder is not None:
+            self._vectors.update(self._catalog, (), ())
+        self._graph.rebuild(self._catalog)
+        self._searcher.refresh_titles()
+        return True
 
     def pending(self) -> tuple[str, ...]:
         """Notes added, changed or deleted on disk since they were indexed (by mtime and size)."""
@@ -381,6 +390,7 @@ class Engine:
             IndexLocked: another process is writing this index.
         """
         with self._reindex_lock, self._lock.held():
+            self._catch_up()  # another process may have written since this one last looked
             report = self._indexer.reindex(paths, full=full, progress=progress, embed=embed)
             generation = self._catalog.generation
             self._manifest.generations["fulltext"] = generation
@@ -394,8 +404,10 @@ class Engine:
     def embed_pending(self, progress: ProgressFn | None = None, *, paths: Collection[str] | None = None) -> int:
         """Embed chunks that have no vector yet (what `reindex(embed=False)` left); `paths` limits to those notes."""
         with self._reindex_lock, self._lock.held():
+            self._catch_up()
             done = self._indexer.embed_pending(progress or (lambda _p: None), paths=paths)
             self._vectors.save()
+            self._seen_state = self._index_state()
             return done
 
     def stop(self) -> None:

@@ -176,7 +176,10 @@ class Catalog:
 
     def check(self) -> str:
         """SQLite's quick integrity check: 'ok' or the first problem."""
-        row = self._conn().execute("PRAGMA quick_check").fetchone()
+        try:
+            row = self._conn().execute("PRAGMA quick_check").fetchone()
+        except sqlite3.DatabaseError as exc:  # a damaged page can fail the check itself
+            return str(exc)
         return str(row[0])
 
     # -- meta -------------------------------------------------------------------
@@ -378,16 +381,36 @@ class Catalog:
         rows = self._conn().execute("SELECT c.id, n.path FROM chunks c JOIN notes n ON n.id=c.note_id")
         return {int(cid): str(path) for cid, path in rows}
 
-    def chunks_missing_embedding(self, model_id: str) -> list[tuple[str, str]]:
-        """(text_sha, embedding text) of distinct chunk texts with no cached vector."""
-        rows = self._conn().execute(
+    def chunks_missing_embedding(
+        self, model_id: str, paths: Iterable[str] | None = None
+    ) -> list[tuple[str, str]]:
+        """(text_sha, embedding text) of distinct chunk texts with no cached vector.
+
+        `paths` limits the answer to the chunks of those notes.
+        """
+        sql = (
             "SELECT c.text_sha, n.title, c.heading_path, c.text FROM chunks c"
             " JOIN notes n ON n.id=c.note_id"
             " WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.model_id=? AND e.text_sha=c.text_sha)"
-            " GROUP BY c.text_sha",
-            (model_id,),
         )
-        return [(str(sha), embedding_text(str(title), json.loads(str(hp)), str(text))) for sha, title, hp, text in rows]
+        conn = self._conn()
+        if paths is None:
+            rows: list[tuple[object, ...]] = conn.execute(f"{sql} GROUP BY c.text_sha", (model_id,)).fetchall()
+        else:
+            wanted = list(dict.fromkeys(paths))
+            rows = []
+            for start in range(0, len(wanted), 500):
+                part = wanted[start : start + 500]
+                rows.extend(
+                    conn.execute(
+                        f"{sql} AND n.path IN ({','.join('?' * len(part))}) GROUP BY c.text_sha",
+                        (model_id, *part),
+                    )
+                )
+        out: dict[str, str] = {}
+        for sha, title, hp, text in rows:
+            out.setdefault(str(sha), embedding_text(str(title), json.loads(str(hp)), str(text)))
+        return list(out.items())
 
     def chunk_ids_for_shas(self, shas: Iterable[str]) -> list[tuple[int, str]]:
         """(chunk id, text sha) of every chunk whose text has one of these hashes."""

@@ -84,6 +84,34 @@ def build_parser() -> argparse.ArgumentParser:
     status = add("status", "Show index counts, embedded fraction, skipped files, model and size.")
     vault_args(status)
     status.add_argument("--json", action="store_true", help="print one JSON object")
+
+    evaluate = add("eval", "Reindex a vault, run labelled queries and report P@5, R@5, MRR, nDCG@10.")
+    evaluate.add_argument("--vault", type=Path, required=True, help="the vault folder")
+    evaluate.add_argument("--queries", type=Path, required=True, help="TSV: qid<TAB>query")
+    evaluate.add_argument("--qrels", type=Path, required=True, help="TSV: qid<TAB>path<TAB>grade")
+    evaluate.add_argument("--index-dir", type=Path, help="where the index lives (default VAULT/.cairn)")
+    evaluate.add_argument("--config", type=Path, help="a TOML file of engine settings")
+    evaluate.add_argument("--no-model", action="store_true", help="do not load the embedding model")
+    evaluate.add_argument("--json", action="store_true", help="print one JSON object")
+    evaluate.add_argument(
+        "--channels", default="fulltext,vectors,graph", help="channels to fuse and measure alone"
+    )
+    evaluate.add_argument("--per-query", type=Path, help="write one JSON line per query to this file")
+    evaluate.add_argument("--limit", type=int, default=100, help="hits per search (default 100)")
+    evaluate.add_argument("--qid-prefix", action="append", help="only queries whose id starts so (repeatable)")
+    evaluate.add_argument("--min-ndcg", type=float, help="exit 6 when hybrid nDCG@10 is below this")
+    evaluate.add_argument("--min-recall5", type=float, help="exit 6 when hybrid R@5 is below this")
+    evaluate.add_argument("--min-mrr", type=float, help="exit 6 when hybrid MRR is below this")
+
+    watch = add("watch", "Keep the index fresh while notes change; one line per batch on stderr.")
+    vault_args(watch)
+    watch.add_argument("--debounce-ms", type=int, default=3000, help="longest a burst of changes is gathered (default 3000)")
+    watch.add_argument("--step-ms", type=int, default=60, help="quiet time that ends a burst (default 60)")
+
+    bench = add("bench", "Benchmark indexing, updates and as-you-type search on a synthetic or real vault.")
+    from engine.bench import add_arguments as bench_arguments  # stdlib-only module
+
+    bench_arguments(bench)
     return parser
 
 
@@ -94,7 +122,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.command:
         parser.print_help(sys.stderr)
         return Exit.USAGE
-    handlers = {"reindex": _reindex, "search": _search, "status": _status}
+    handlers = {"reindex": _reindex, "search": _search, "status": _status, "eval": _eval, "bench": _bench, "watch": _watch}
     try:
         return int(handlers[args.command](args))
     except VaultNotFound as exc:
@@ -340,11 +368,59 @@ def _search(args: argparse.Namespace) -> int:
     return Exit.OK
 
 
+# -- eval ----------------------------------------------------------------------------
+def _eval(args: argparse.Namespace) -> int:
+    from engine.eval import run_command
+
+    with _open(args) as engine:
+        bar = _ProgressBar(sys.stderr)
+        try:
+            return run_command(args, engine, bar, sys.stderr, sys.stdout)
+        finally:
+            bar.close()
+
+
+# -- bench ---------------------------------------------------------------------------
+def _bench(args: argparse.Namespace) -> int:
+    from engine.bench import main as bench_main
+
+    return bench_main(args)
+
+
+# -- watch ---------------------------------------------------------------------------
+def _watch(args: argparse.Namespace) -> int:
+    import signal
+    import threading
+
+    from engine.watch import describe, run_watch
+
+    stop = threading.Event()
+    with _open(args) as engine:
+
+        def on_signal(_signum: int, _frame: object) -> None:
+            stop.set()
+            engine.stop()
+
+        signal.signal(signal.SIGTERM, on_signal)
+        signal.signal(signal.SIGINT, on_signal)
+        print(f"watching {engine.vault} (ctrl+c stops)", file=sys.stderr)
+        run_watch(
+            engine,
+            stop,
+            lambda batch: print(describe(batch), file=sys.stderr, flush=True),
+            debounce_ms=args.debounce_ms,
+            step_ms=args.step_ms,
+            require_writer=True,
+        )
+    return Exit.OK
+
+
 # -- status --------------------------------------------------------------------------
 def _status(args: argparse.Namespace) -> int:
     with _open(args) as engine:
         status = engine.status()
         writer = engine.writer
+        pending = engine.pending()
     payload = {
         "vault": status.vault,
         "index_dir": status.index_dir,
@@ -361,6 +437,7 @@ def _status(args: argparse.Namespace) -> int:
         "index_bytes": status.index_bytes,
         "last_update": status.last_update,
         "writer": writer,
+        "pending": list(pending),
         "skipped": [{"path": s.path, "reason": s.reason} for s in status.skipped],
     }
     if args.json:
@@ -375,6 +452,7 @@ def _status(args: argparse.Namespace) -> int:
     out.write(f"model:      {status.model} — vectors {status.vectors.status}{': ' + status.vectors.message if status.vectors.message else ''}\n")
     out.write(f"channels:   {', '.join(f'{k} {v}' for k, v in status.channel_counts.items())}\n")
     out.write(f"updated:    {last}\nwriter:     {writer or 'none'}\n")
+    out.write(f"pending:    {len(pending)} notes changed on disk since indexed\n")
     out.write(f"skipped:    {len(status.skipped)}\n")
     for skipped in status.skipped:
         out.write(f"  {skipped.path}: {skipped.reason}\n")

@@ -11,11 +11,15 @@ import socket
 import sys
 import time
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.errors import IndexLocked
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 MANIFEST_VERSION = 1
 INDEX_DIR_NAME = ".cairn"
@@ -49,6 +53,7 @@ class Manifest:
     version: int = MANIFEST_VERSION
     model_id: str = ""
     generations: dict[str, int] = field(default_factory=dict)
+    rebuild_derived: bool = False
 
     @classmethod
     def load(cls, path: Path) -> tuple[Manifest, str]:
@@ -65,14 +70,16 @@ class Manifest:
         except (ValueError, KeyError, TypeError) as exc:
             return cls(), f"manifest unreadable ({exc}); derived indexes will be checked"
         if manifest.version != MANIFEST_VERSION:
-            return cls(), f"manifest version {manifest.version} is not {MANIFEST_VERSION}; rebuilding"
+            problem = f"index format {manifest.version} is not {MANIFEST_VERSION}; derived indexes rebuilt from the catalog"
+            return cls(rebuild_derived=True), problem
         return manifest, ""
 
     def save(self, path: Path) -> None:
         """Write atomically: a temp file, fsync, rename."""
         tmp = path.with_suffix(".json.tmp")
         with tmp.open("w", encoding="utf-8") as handle:
-            json.dump(asdict(self), handle, indent=2)
+            payload = {"version": self.version, "model_id": self.model_id, "generations": self.generations}
+            json.dump(payload, handle, indent=2)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
@@ -99,6 +106,11 @@ class WriterLock:
         self.path = path
         self._fd: int | None = None
 
+    @property
+    def held_here(self) -> bool:
+        """Whether this object holds the lock."""
+        return self._fd is not None
+
     def holder(self) -> LockHolder | None:
         """The live holder, or None when nobody holds the lock."""
         if self._fd is not None:
@@ -117,20 +129,24 @@ class WriterLock:
 
     def acquire(self) -> None:
         """Take the lock or raise IndexLocked naming the holder."""
+        if not self.try_acquire():
+            raise IndexLocked(f"the index is being written by {describe_holder(_read_holder(self.path))}")
+
+    def try_acquire(self) -> bool:
+        """Take the lock if it is free; False when another holder has it."""
         if self._fd is not None:
-            return
+            return True
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             os.close(fd)
-            holder = _read_holder(self.path)
-            who = f"pid {holder.pid} ({holder.command}) on {holder.host}" if holder else "another process"
-            raise IndexLocked(f"the index is being written by {who}") from None
-        info = {"pid": os.getpid(), "host": socket.gethostname(), "command": " ".join(sys.argv[:3]), "since": time.time()}
+            return False
+        info = {"pid": os.getpid(), "host": socket.gethostname(), "command": process_label(), "since": time.time()}
         os.ftruncate(fd, 0)
         os.pwrite(fd, json.dumps(info).encode(), 0)
         self._fd = fd
+        return True
 
     def release(self) -> None:
         """Drop the lock."""
@@ -155,6 +171,29 @@ class WriterLock:
             self.release()
 
 
+def describe_holder(holder: LockHolder | None) -> str:
+    """`pid 123 (engine watch)`, plus the host when it is another machine."""
+    if holder is None:
+        return "another process"
+    where = "" if holder.host == socket.gethostname() else f" on {holder.host}"
+    return f"pid {holder.pid} ({holder.command}){where}"
+
+
+def process_label(argv: list[str] | None = None) -> str:
+    """A short name for this process: `engine watch`, `cairn`, `pytest`."""
+    args = sys.argv if argv is None else argv
+    if not args:
+        return "python"
+    program = os.path.basename(args[0]) or "python"
+    if program == "__main__.py":
+        program = os.path.basename(os.path.dirname(args[0])) or "python"
+    if program.endswith(".py"):
+        program = program[:-3]
+    if program in ("engine", "cairn") and len(args) > 1 and args[1].isalpha():
+        return f"{program} {args[1]}"
+    return program
+
+
 def _read_holder(path: Path) -> LockHolder | None:
     try:
         data = json.loads(path.read_text(encoding="utf-8") or "null")
@@ -173,3 +212,37 @@ def dir_size(path: Path) -> int:
             with contextlib.suppress(OSError):
                 total += (Path(root) / name).stat().st_size
     return total
+
+
+def salvage_embeddings(damaged_catalog: Path) -> Iterator[tuple[str, list[tuple[str, npt.NDArray[np.float32]]]]]:
+    """Cached embeddings still readable in a damaged catalog, as (model id, rows) batches.
+
+    Embedding is the slow part of indexing, so a catalog moved aside gives back what
+    it can; a file too damaged to read yields nothing.
+    """
+    import sqlite3
+
+    import numpy as np
+
+    try:
+        conn = sqlite3.connect(f"file:{damaged_catalog}?mode=ro", uri=True)
+    except sqlite3.Error:
+        return
+    batch: dict[str, list[tuple[str, npt.NDArray[np.float32]]]] = {}
+    try:
+        cursor = conn.execute("SELECT model_id, text_sha, vector FROM embeddings")
+        while True:
+            rows = cursor.fetchmany(512)
+            if not rows:
+                break
+            for model_id, sha, blob in rows:
+                if isinstance(blob, bytes) and len(blob) % 4 == 0:
+                    batch.setdefault(str(model_id), []).append((str(sha), np.frombuffer(blob, dtype=np.float32)))
+            for model_id, found in batch.items():
+                yield model_id, found
+            batch = {}
+    except sqlite3.Error:
+        for model_id, found in batch.items():
+            yield model_id, found
+    finally:
+        conn.close()

@@ -1,0 +1,278 @@
+"""Damaged index files are detected at open and repaired without re-embedding, never a traceback."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+from engine.api import Engine
+from engine.embedder import Embedder, load_default_embedder
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE_VAULT = ROOT / "sample_vault"
+
+
+class CountingEmbedder:
+    """The real model, counting the chunk texts it embeds (queries are not counted)."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self._inner = inner
+        self.model_id = inner.model_id
+        self.dims = inner.dims
+        self.embedded = 0
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        self.embedded += len(texts)
+        return self._inner.embed(texts)
+
+    def embed_query(self, text: str) -> npt.NDArray[np.float32]:
+        return self._inner.embed_query(text)
+
+    def count_tokens(self, texts: Sequence[str]) -> list[int]:
+        return self._inner.count_tokens(texts)
+
+
+@pytest.fixture(scope="module")
+def real_embedder() -> Embedder:
+    return load_default_embedder()
+
+
+@pytest.fixture(scope="module")
+def indexed_base(tmp_path_factory: pytest.TempPathFactory, real_embedder: Embedder) -> Path:
+    """A vault copy indexed once with the real model; tests damage copies of it."""
+    base = tmp_path_factory.mktemp("corruption-base")
+    shutil.copytree(SAMPLE_VAULT, base / "vault")
+    with Engine.open(base / "vault", index_dir=base / "index", embedder=real_embedder) as engine:
+        engine.reindex()
+    return base
+
+
+@pytest.fixture
+def damaged(indexed_base: Path, tmp_path: Path) -> tuple[Path, Path]:
+    """(vault, index_dir): a private copy of the indexed base."""
+    shutil.copytree(indexed_base / "vault", tmp_path / "vault")
+    shutil.copytree(indexed_base / "index", tmp_path / "index")
+    return tmp_path / "vault", tmp_path / "index"
+
+
+@pytest.fixture
+def counting(real_embedder: Embedder) -> CountingEmbedder:
+    return CountingEmbedder(real_embedder)
+
+
+@pytest.fixture
+def opened() -> Iterator[list[Engine]]:
+    engines: list[Engine] = []
+    yield engines
+    for engine in engines:
+        engine.close()
+
+
+def _notes_with_embedded_chunks(index_dir: Path, model_id: str) -> int:
+    conn = sqlite3.connect(index_dir / "catalog.sqlite")
+    try:
+        row = conn.execute(
+            "SELECT count(DISTINCT c.note_id) FROM chunks c WHERE EXISTS"
+            " (SELECT 1 FROM embeddings e WHERE e.model_id=? AND e.text_sha=c.text_sha)",
+            (model_id,),
+        ).fetchone()
+        return int(row[0])
+    finally:
+        conn.close()
+
+
+def assert_healthy(engine: Engine, index_dir: Path, embedder: CountingEmbedder) -> None:
+    status = engine.status()
+    assert status.notes == len(list(engine.vault.rglob("*.md")))
+    assert status.channel_counts["fulltext"] == status.notes
+    assert status.channel_counts["graph"] == status.notes
+    assert status.channel_counts["vectors"] == _notes_with_embedded_chunks(index_dir, embedder.model_id)
+    results = engine.search("resolving simultaneous edits made while offline", as_you_type=False)
+    assert results.hits
+    assert all(st.status == "ok" for st in results.channels.values()), results.channels
+    assert "Projects/Atlas/Offline Sync Conflicts.md" in [hit.path for hit in results.hits[:5]]
+
+
+def open_engine(vault: Path, index_dir: Path, embedder: CountingEmbedder, opened: list[Engine]) -> Engine:
+    engine = Engine.open(vault, index_dir=index_dir, embedder=embedder)
+    opened.append(engine)
+    return engine
+
+
+def test_truncated_faiss_is_rebuilt_from_cached_embeddings(
+    damaged: tuple[Path, Path], counting: CountingEmbedder, opened: list[Engine]
+) -> None:
+    vault, index_dir = damaged
+    faiss_file = index_dir / "vectors.faiss"
+    faiss_file.write_bytes(faiss_file.read_bytes()[: faiss_file.stat().st_size // 2])
+    engine = open_engine(vault, index_dir, counting, opened)
+    assert len(engine.repairs) == 1 and "vector index" in engine.repairs[0], engine.repairs
+    assert_healthy(engine, index_dir, counting)
+    assert counting.embedded == 0, "repair used the embedding cache"
+    assert engine.status().embedded_fraction == 1.0
+
+
+def test_truncated_vector_delta_is_rebuilt(
+    damaged: tuple[Path, Path], counting: CountingEmbedder, opened: list[Engine]
+) -> None:
+    vault, index_dir = damaged
+    delta = index_dir / "vectors.delta.npz"
+    delta.write_bytes(delta.read_bytes()[:100] if delta.exists() else b"PK\x03\x04 half")
+    engine = open_engine(vault, index_dir, counting, opened)
+    assert engine.repairs, "the damage is reported"
+    assert_healthy(engine, index_dir, counting)
+    assert counting.embedded == 0
+
+
+def test_garbage_tombstones_are_repaired(
+    damaged: tuple[Path, Path], counting: CountingEmbedder, opened: list[Engine]
+) -> None:
+    vault, index_dir = damaged
+    (index_dir / "vectors.tombstones.json").write_text("{not json", encoding="utf-8")
+    engine = open_engine(vault, index_dir, counting, opened)
+    assert engine.repairs, "the damage is reported"
+    assert_healthy(engine, index_dir, counting)
+    assert counting.embedded == 0
+
+
+def test_missing_whoosh_segment_is_rebuilt_from_catalog(
+    damaged: tuple[Path, Path], counting: CountingEmbedder, opened: list[Engine]
+) -> None:
+    vault, index_dir = damaged
+    segments = sorted((index_dir / "fulltext").glob("*.seg"))
+    assert segments, "whoosh writes compound segment files"
+    segments[0].unlink()
+    engine = open_engine(vault, index_dir, counting, opened)
+    assert len(engine.repairs) == 1 and "full-text" in engine.repairs[0], engine.repairs
+    assert_healthy(engine, index_dir, counting)
+    assert counting.embedded == 0
+
+
+def test_missing_fulltext_directory_is_rebuilt(
+    damaged: tuple[Path, Path], counting: CountingEmbedder, opened: list[Engine]
+) -> None:
+    vault, index_dir = damaged
+    shutil.rmtree(index_dir / "fulltext")
+    engine = open_engine(vault, index_dir, counting, opened)
+    assert_healthy(engine, index_dir, counting)
+    assert counting.embedded == 0
+
+
+def test_missing_faiss_file_is_rebuilt(
+    damaged: tuple[Path, Path], counting: CountingEmbedder, opened: list[Engine]
+) -> None:
+    vault, index_dir = damaged
+    (index_dir / "vectors.faiss").unlink()
+    engine = open_engine(vault, index_dir, counting, opened)
+    assert_healthy(engine, index_dir, counting)
+    assert counting.embedded == 0
+
+
+@pytest.mark.parametrize(
+    ("manifest", "says"),
+    [
+        ({"version": 99, "model_id": "", "generations": {}}, "index format 99"),
+        ({"version": 1, "model_id": "someone/other-model", "generations": {"fulltext": 1, "vectors": 1}}, "model changed"),
+        ("{ half a manifest", "manifest unreadable"),
+    ],
+)
+def test_foreign_or_broken_manifest_rebuilds_derived_indexes(
+    damaged: tuple[Path, Path], counting: CountingEmbedder, opened: list[Engine], manifest: object, says: str
+) -> None:
+    vault, index_dir = damaged
+    path = index_dir / "manifest.json"
+    path.write_text(manifest if isinstance(manifest, str) else json.dumps(manifest), encoding="utf-8")
+    engine = open_engine(vault, index_dir, counting, opened)
+    assert any(says in repair for repair in engine.repairs), engine.repairs
+    assert_healthy(engine, index_dir, counting)
+    assert counting.embedded == 0
+    report = engine.reindex()
+    assert report.embedded_chunks == 0 and not report.added and not report.updated
+    saved = json.loads(path.read_text(encoding="utf-8"))
+    assert saved["version"] == 1 and saved["model_id"] == counting.model_id
+
+
+def test_garbage_catalog_is_moved_aside_and_rebuilt(
+    damaged: tuple[Path, Path], counting: CountingEmbedder, opened: list[Engine]
+) -> None:
+    vault, index_dir = damaged
+    catalog = index_dir / "catalog.sqlite"
+    for suffix in ("-wal", "-shm"):
+        Path(f"{catalog}{suffix}").unlink(missing_ok=True)
+    catalog.write_bytes(b"this is not a database" * 500)
+    engine = open_engine(vault, index_dir, counting, opened)
+    assert len(engine.repairs) == 1 and "catalog was damaged" in engine.repairs[0], engine.repairs
+    assert list(index_dir.glob("catalog.damaged-*.sqlite")), "the damaged file is kept for inspection"
+    status = engine.status()
+    assert status.notes == len(list(vault.rglob("*.md")))
+    assert status.channel_counts["fulltext"] == status.notes == status.channel_counts["graph"]
+    assert status.channel_counts["vectors"] == _notes_with_embedded_chunks(index_dir, counting.model_id)
+    results = engine.search("SQLCipher", as_you_type=False)
+    assert results.hits[0].path == "Meetings/2026/2026-03-25 Security Review.md"
+    assert results.channels["fulltext"].status == "ok" and results.channels["graph"].status == "ok"
+    assert counting.embedded == 0, "opening never embeds; the next reindex does"
+
+
+def _checkpointed(catalog: Path) -> bytes:
+    conn = sqlite3.connect(catalog)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    return catalog.read_bytes()
+
+
+def test_half_written_catalog_is_moved_aside_and_rebuilt(
+    damaged: tuple[Path, Path], counting: CountingEmbedder, opened: list[Engine]
+) -> None:
+    vault, index_dir = damaged
+    catalog = index_dir / "catalog.sqlite"
+    data = _checkpointed(catalog)
+    catalog.write_bytes(data[: len(data) // 2])
+    engine = open_engine(vault, index_dir, counting, opened)
+    assert len(engine.repairs) == 1 and "catalog was damaged" in engine.repairs[0], engine.repairs
+    status = engine.status()
+    assert status.notes == len(list(vault.rglob("*.md")))
+    assert status.channel_counts["fulltext"] == status.notes == status.channel_counts["graph"]
+    assert status.channel_counts["vectors"] == _notes_with_embedded_chunks(index_dir, counting.model_id)
+    assert engine.search("SQLCipher", as_you_type=False).hits
+
+
+def test_damaged_catalog_gives_back_its_cached_embeddings(
+    damaged: tuple[Path, Path], counting: CountingEmbedder, opened: list[Engine]
+) -> None:
+    vault, index_dir = damaged
+    catalog = index_dir / "catalog.sqlite"
+    data = bytearray(_checkpointed(catalog))
+    page_size = int.from_bytes(data[16:18], "big")
+    notes_root = 4  # the notes table's b-tree root: the damage is in the notes, not the cache
+    data[(notes_root - 1) * page_size : notes_root * page_size] = b"\xff" * page_size
+    catalog.write_bytes(bytes(data))
+    engine = open_engine(vault, index_dir, counting, opened)
+    assert any("cached embeddings recovered" in repair for repair in engine.repairs), engine.repairs
+    report = engine.reindex()
+    assert report.embedded_chunks == 0 and counting.embedded == 0, "every vector came back from the damaged file"
+    assert_healthy(engine, index_dir, counting)
+    assert engine.status().embedded_fraction == 1.0
+
+
+def test_cli_prints_repairs_and_answers(damaged: tuple[Path, Path]) -> None:
+    vault, index_dir = damaged
+    faiss_file = index_dir / "vectors.faiss"
+    faiss_file.write_bytes(faiss_file.read_bytes()[: faiss_file.stat().st_size // 2])
+    shutil.rmtree(index_dir / "fulltext")
+    done = subprocess.run(
+        [sys.executable, "-m", "engine", "search", str(vault), "--index-dir", str(index_dir), "SQLCipher", "--json"],
+        capture_output=True, text=True, cwd=ROOT, timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "repaired: vector index unreadable" in done.stderr
+    assert json.loads(done.stdout)["hits"][0]["path"] == "Meetings/2026/2026-03-25 Security Review.md"
