@@ -1,0 +1,53 @@
+"""Wiring: open the engine from the config and build the TUI (the factory tests use too)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from app.config import AppConfig
+
+if TYPE_CHECKING:
+    from engine.api import Engine
+    from engine.embedder import Embedder
+    from ui.app import CairnApp
+
+_DEFAULT_EMBEDDER = object()
+
+
+def open_engine(
+    vault: Path,
+    config: AppConfig,
+    *,
+    index_dir: Path | None = None,
+    no_model: bool = False,
+    embedder: Embedder | object | None = _DEFAULT_EMBEDDER,
+) -> Engine:
+    """Open the vault's existing index at once (Engine.open never embeds)."""
+    from engine.api import Engine
+
+    directory = index_dir or (Path(config.index_dir) if config.index_dir else None)
+    if no_model:
+        return Engine.open(vault, config.engine, index_dir=directory, embedder=None)
+    if embedder is _DEFAULT_EMBEDDER:
+        return Engine.open(vault, config.engine, index_dir=directory)
+    return Engine.open(vault, config.engine, index_dir=directory, embedder=embedder)
+
+
+def build_app(
+    engine: Engine,
+    config: AppConfig | None = None,
+    *,
+    show_timings: bool | None = None,
+    index_on_start: bool | None = None,
+) -> CairnApp:
+    """The Cairn TUI over an open engine; snapshot tests pass `show_timings=False`."""
+    from ui.app import CairnApp
+
+    ui_config = (config or AppConfig()).ui
+    if show_timings is not None:
+        ui_config = replace(ui_config, show_timings=show_timings)
+    if index_on_start is not None:
+        ui_config = replace(ui_config, index_on_start=index_on_start)
+    return CairnApp(engine, ui_config)

@@ -1,0 +1,60 @@
+"""Fixtures for the TUI tests: an indexed copy of sample_vault built once, copied per module."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from app.config import AppConfig
+from app.wiring import build_app, open_engine
+from engine.api import Engine
+from ui.app import CairnApp
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE_VAULT = ROOT / "sample_vault"
+
+
+@pytest.fixture(scope="session")
+def indexed_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of sample_vault with its index in `<vault>/.cairn`, embedded with the real model."""
+    vault = tmp_path_factory.mktemp("ui-template") / "vault"
+    shutil.copytree(SAMPLE_VAULT, vault)
+    engine = Engine.open(vault)
+    try:
+        engine.reindex()
+    finally:
+        engine.close()
+    return vault
+
+
+def copy_indexed(template: Path, target: Path) -> Path:
+    """A private copy of the indexed vault (notes and index) at `target`."""
+    shutil.copytree(template, target)
+    return target
+
+
+@pytest.fixture(scope="module")
+def module_vault(indexed_template: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """This test module's own writable copy of the indexed vault."""
+    return copy_indexed(indexed_template, tmp_path_factory.mktemp("ui-module") / "vault")
+
+
+@pytest.fixture(scope="module")
+def engine(module_vault: Path) -> Iterator[Engine]:
+    """One engine (real model) per test module over the module's vault copy."""
+    opened = open_engine(module_vault, AppConfig())
+    yield opened
+    opened.close()
+
+
+@pytest.fixture
+def make_app(engine: Engine) -> Callable[..., CairnApp]:
+    """The factory the entry point uses, over the module's engine."""
+
+    def factory(**overrides: bool) -> CairnApp:
+        return build_app(engine, AppConfig(), **overrides)
+
+    return factory

@@ -1,0 +1,160 @@
+"""Pilot tests of editing: save and find, conflicts on save, quitting with unsaved changes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from pilot_support import SIZE, run, settle
+from textual.widgets import Input, TextArea
+
+from engine.api import Engine
+from ui.app import CairnApp
+from ui.dialogs.choice import ChoiceDialog
+from ui.screens.editor import EditorScreen
+from ui.screens.main import MainScreen
+from ui.screens.search import SearchScreen
+
+NOTE = "Glossary/Tombstone.md"
+
+
+async def _open_editor(pilot: object, app: CairnApp, path: str) -> EditorScreen:
+    await settle(pilot)
+    main = app.screen
+    assert isinstance(main, MainScreen)
+    main.open_note(path)
+    await settle(pilot)
+    await pilot.press("e")  # type: ignore[attr-defined]
+    await settle(pilot)
+    editor = app.screen
+    assert isinstance(editor, EditorScreen)
+    assert editor.saved_text is not None and not editor.editor.disabled
+    return editor
+
+
+def test_edit_save_then_search_finds_the_new_text(make_app: Callable[..., CairnApp], module_vault: Path) -> None:
+    async def body() -> None:
+        app = make_app()
+        async with app.run_test(size=SIZE) as pilot:
+            editor = await _open_editor(pilot, app, NOTE)
+            editor.editor.move_cursor(editor.editor.document.end)
+            editor.editor.insert("\nThe quokkaplasm ledger keeps tombstones forever.\n")
+            await pilot.pause()
+            assert editor.dirty
+            await pilot.press("ctrl+s")
+            await settle(pilot)
+            assert not editor.dirty
+            assert "quokkaplasm ledger" in (module_vault / NOTE).read_text(encoding="utf-8")
+            await pilot.press("escape")
+            await settle(pilot)
+            assert isinstance(app.screen, MainScreen)
+            await pilot.press("slash")
+            app.screen.query_one("#search-input", Input).value = "quokkaplasm"
+            await settle(pilot)
+            search = app.screen
+            assert isinstance(search, SearchScreen) and search.results is not None
+            assert search.results.hits[0].path == NOTE
+            assert "fulltext" in search.results.hits[0].channels
+
+    run(body())
+
+
+def test_conflict_on_save_offers_reload_overwrite_or_copy(
+    make_app: Callable[..., CairnApp], module_vault: Path, engine: Engine
+) -> None:
+    note = "Glossary/Field Kit.md"
+
+    async def body() -> None:
+        app = make_app()
+        async with app.run_test(size=SIZE) as pilot:
+            editor = await _open_editor(pilot, app, note)
+            (module_vault / note).write_text("# Field Kit\n\nChanged behind the editor's back.\n", encoding="utf-8")
+            editor.editor.insert("My edit. ")
+            await pilot.press("ctrl+s")
+            await settle(pilot)
+            dialog = app.screen
+            assert isinstance(dialog, ChoiceDialog) and dialog.id == "conflict-dialog"
+            await pilot.click("#choice-copy")
+            await settle(pilot)
+            assert isinstance(app.screen, EditorScreen)
+            copy = module_vault / "Glossary/Field Kit (copy).md"
+            assert copy.read_text(encoding="utf-8").startswith("My edit. ")
+            assert "behind the editor's back" in (module_vault / note).read_text(encoding="utf-8")
+            assert editor.path == "Glossary/Field Kit (copy).md" and not editor.dirty
+            assert "Glossary/Field Kit (copy).md" in dict(engine.notes())
+
+    run(body())
+
+
+def test_conflict_reload_and_overwrite(make_app: Callable[..., CairnApp], module_vault: Path) -> None:
+    note = "Glossary/Tile Pack.md"
+
+    async def body() -> None:
+        app = make_app()
+        async with app.run_test(size=SIZE) as pilot:
+            editor = await _open_editor(pilot, app, note)
+            (module_vault / note).write_text("# Tile Pack\n\nFirst outside change.\n", encoding="utf-8")
+            editor.editor.insert("Mine. ")
+            await pilot.press("ctrl+s")
+            await settle(pilot)
+            await pilot.click("#choice-reload")
+            await settle(pilot)
+            assert editor.editor.text == "# Tile Pack\n\nFirst outside change.\n" and not editor.dirty
+            (module_vault / note).write_text("# Tile Pack\n\nSecond outside change.\n", encoding="utf-8")
+            editor.editor.insert("Mine again. ")
+            await pilot.press("ctrl+s")
+            await settle(pilot)
+            await pilot.click("#choice-overwrite")
+            await settle(pilot)
+            assert (module_vault / note).read_text(encoding="utf-8").startswith("Mine again. # Tile Pack")
+            assert not editor.dirty
+
+    run(body())
+
+
+def test_quit_with_unsaved_changes_asks(make_app: Callable[..., CairnApp], module_vault: Path) -> None:
+    note = "Glossary/CRDT.md"
+    before = (module_vault / note).read_text(encoding="utf-8")
+
+    async def body() -> None:
+        app = make_app()
+        async with app.run_test(size=SIZE) as pilot:
+            editor = await _open_editor(pilot, app, note)
+            editor.query_one(TextArea).insert("unsaved words ")
+            await pilot.press("ctrl+q")
+            await pilot.pause()
+            dialog = app.screen
+            assert isinstance(dialog, ChoiceDialog) and dialog.id == "quit-dialog"
+            await pilot.press("escape")
+            await pilot.pause()
+            assert app.is_running and app.screen is editor and editor.dirty
+            await pilot.press("escape")
+            await pilot.pause()
+            assert isinstance(app.screen, ChoiceDialog) and app.screen.id == "unsaved-dialog"
+            await pilot.click("#choice-cancel")
+            await pilot.press("ctrl+q")
+            await pilot.pause()
+            await pilot.click("#choice-discard")
+            await pilot.pause()
+            assert not app.is_running
+        assert (module_vault / note).read_text(encoding="utf-8") == before
+
+    run(body())
+
+
+def test_quit_can_save_first(make_app: Callable[..., CairnApp], module_vault: Path) -> None:
+    note = "Glossary/現場.md"
+
+    async def body() -> None:
+        app = make_app()
+        async with app.run_test(size=SIZE) as pilot:
+            editor = await _open_editor(pilot, app, note)
+            editor.editor.insert("Saved on quit. ")
+            await pilot.press("ctrl+q")
+            await pilot.pause()
+            await pilot.click("#choice-save")
+            await settle(pilot)
+            assert app.return_code == 0 and not app.is_running
+        assert (module_vault / note).read_text(encoding="utf-8").startswith("Saved on quit. ")
+
+    run(body())

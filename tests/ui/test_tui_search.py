@@ -1,0 +1,180 @@
+"""Pilot tests of the search panel: as-you-type results, badges, stale drops, passage, explain."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+
+from pilot_support import SIZE, run, settle
+from textual.message import Message
+from textual.widgets import Input
+from textual.widgets.markdown import MarkdownBlock
+
+from ui.app import CairnApp
+from ui.hits import badge_content
+from ui.screens.main import MainScreen
+from ui.screens.search import SearchScreen
+from ui.widgets.explain_view import ExplainView
+from ui.widgets.note_view import NoteView
+from ui.widgets.search_results import SearchResultList
+
+
+async def _type(pilot: object, text: str) -> None:
+    for character in text:
+        await pilot.press("space" if character == " " else character)  # type: ignore[attr-defined]
+
+
+def test_results_update_per_keystroke_with_badges_from_all_channels(make_app: Callable[..., CairnApp]) -> None:
+    messages: list[Message] = []
+
+    async def body() -> None:
+        app = make_app()
+        async with app.run_test(size=SIZE, message_hook=messages.append) as pilot:
+            await settle(pilot)
+            await pilot.press("slash")
+            await _type(pilot, "who decided to use CRDTs")
+            await settle(pilot)
+            screen = app.screen
+            assert isinstance(screen, SearchScreen)
+            answers = [m for m in messages if isinstance(m, SearchScreen.ResultsReady)]
+            assert answers, "the search worker posted no results"
+            assert len({m.query for m in answers}) > 1, "results should arrive while typing, not only at the end"
+            final = max(answers, key=lambda m: m.seq)
+            assert final.query == "who decided to use CRDTs"
+            assert screen.shown_seq == final.seq
+            assert screen.results is final.results
+            top = [hit.path for hit in final.results.hits[:2]]
+            assert "Decisions/ADR-004 Sync with CRDTs.md" in top or "Glossary/CRDT.md" in top
+            channels = {name for hit in final.results.hits[:5] for name in hit.channels}
+            assert channels == {"fulltext", "vectors", "graph"}
+            first_badges = badge_content(final.results.hits[0]).plain
+            assert "BM25 #" in first_badges and "VEC " in first_badges and "GRAPH" in first_badges
+            shown = screen.query_one(SearchResultList)
+            assert shown.option_count == len(final.results.hits)
+            assert "BM25 #" in str(shown.get_option_at_index(0).prompt)
+
+    run(body())
+
+
+def test_a_stale_result_never_overwrites_a_newer_one(make_app: Callable[..., CairnApp]) -> None:
+    async def body() -> None:
+        app = make_app()
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            await pilot.press("slash")
+            await _type(pilot, "tile")
+            await settle(pilot)
+            screen = app.screen
+            assert isinstance(screen, SearchScreen)
+            old_results = screen.results
+            assert old_results is not None
+            await _type(pilot, " pack")
+            await settle(pilot)
+            newest = screen.results
+            assert newest is not None and newest.query == "tile pack"
+            dropped_before = screen.dropped_stale
+            stale = SearchScreen.ResultsReady(screen.shown_seq - 1, "tile", old_results, app.engine.status())
+            screen.post_message(stale)
+            await pilot.pause()
+            assert screen.results is newest
+            assert screen.dropped_stale == dropped_before + 1
+
+    run(body())
+
+
+def test_enter_opens_the_note_at_the_matching_passage(make_app: Callable[..., CairnApp]) -> None:
+    async def body() -> None:
+        app = make_app()
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            await pilot.press("ctrl+k")
+            app.screen.query_one("#search-input", Input).value = "worker streams rows with a server-side cursor"
+            await settle(pilot)
+            screen = app.screen
+            assert isinstance(screen, SearchScreen) and screen.results is not None
+            hit = screen.results.hits[0]
+            assert hit.path == "Projects/Beacon/Export Pipeline.md"
+            await pilot.press("enter")
+            await settle(pilot)
+            assert isinstance(app.screen, MainScreen)
+            view = app.screen.query_one(NoteView)
+            assert view.path == hit.path
+            assert view.passage_line == hit.snippet.line > 1
+            marked = list(view.query(".-passage"))
+            assert len(marked) == 1 and isinstance(marked[0], MarkdownBlock)
+            start, end = marked[0].source_range
+            body_line = hit.snippet.line - 1 - view.note.body_line_offset  # type: ignore[union-attr]
+            assert start <= body_line < end
+            assert view.scroll_y > 0, "the passage should be scrolled into view"
+
+    run(body())
+
+
+def test_explain_view_and_channel_filters(make_app: Callable[..., CairnApp]) -> None:
+    async def body() -> None:
+        app = make_app()
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            await pilot.press("slash")
+            app.screen.query_one("#search-input", Input).value = "offline map tiles"
+            await settle(pilot)
+            screen = app.screen
+            assert isinstance(screen, SearchScreen)
+            explain = screen.query_one(ExplainView)
+            assert not explain.display
+            await pilot.press("f2")
+            assert explain.display
+            text = str(explain.query_one("#explain-text").render())
+            assert "rank" in text and "recognized" in text and "fused score" in text
+            await pilot.press("alt+1")
+            await settle(pilot)
+            assert screen.results is not None and screen.results.hits
+            assert set(screen.results.channels) == {"fulltext"}
+            assert all(set(hit.channels) == {"fulltext"} for hit in screen.results.hits)
+            await pilot.press("f7")
+            await settle(pilot)
+            assert set(screen.results.channels) == {"vectors"}
+            await pilot.press("alt+0")
+            await settle(pilot)
+            assert set(screen.results.channels) == {"fulltext", "vectors", "graph"}
+            await pilot.press("escape")
+            await pilot.pause()
+            assert isinstance(app.screen, MainScreen)
+            assert app.screen.last_query == "offline map tiles"
+            await pilot.press("slash")
+            search_input = app.screen.query_one("#search-input", Input)
+            assert search_input.value == "offline map tiles", "the last query comes back"
+            await pilot.press("x")
+            assert search_input.value == "x", "typing replaces the selected old query"
+
+    run(body())
+
+
+def test_panel_says_when_vectors_are_unavailable(make_app: Callable[..., CairnApp]) -> None:
+    async def body() -> None:
+        app = make_app()
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            await pilot.press("slash")
+            app.screen.query_one("#search-input", Input).value = "sync"
+            await settle(pilot)
+            screen = app.screen
+            assert isinstance(screen, SearchScreen) and screen.results is not None
+            notice = screen.query_one("#search-vectors")
+            assert not notice.display, "vectors are ready: no notice"
+            results = screen.results
+            unavailable = dict(results.channels)
+            unavailable["vectors"] = replace(unavailable["vectors"], status="unavailable", message="model missing")
+            status = app.engine.status()
+            screen.post_message(
+                SearchScreen.ResultsReady(screen.shown_seq + 1, "sync", replace(results, channels=unavailable), status)
+            )
+            await pilot.pause()
+            assert notice.display
+            assert "unavailable" in str(notice.render()) and "model missing" in str(notice.render())
+            embedding = replace(status, embedded_chunks=status.chunks // 2)
+            screen.post_message(SearchScreen.ResultsReady(screen.shown_seq + 1, "sync", results, embedding))
+            await pilot.pause()
+            assert "Still embedding: 50%" in str(notice.render())
+
+    run(body())

@@ -1,0 +1,100 @@
+"""The Cairn Textual app: a thin shell of screens, global bindings and one error handler."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from functools import partial
+from typing import TYPE_CHECKING, ClassVar
+
+from textual._path import CSSPathType
+from textual.app import App, SystemCommand
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+
+from ui.dialogs.choice import ChoiceDialog
+from ui.screens.editor import EditorScreen
+from ui.screens.main import MainScreen
+from ui.screens.search import SearchScreen
+
+if TYPE_CHECKING:
+    from app.config import UIConfig
+    from engine.api import Engine
+
+
+class CairnApp(App[None]):
+    """Browse, search and edit a vault; all engine work happens in the screens' workers."""
+
+    TITLE = "Cairn"
+    CSS_PATH: ClassVar[CSSPathType] = ["styles/app.tcss", "styles/main.tcss", "styles/search.tcss", "styles/editor.tcss", "styles/dialogs.tcss"]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+k", "search", "Search", priority=True),
+        Binding("ctrl+t", "toggle_theme", "Theme"),
+        Binding("ctrl+q", "quit", "Quit", priority=True),
+    ]
+
+    def __init__(self, engine: Engine, config: UIConfig) -> None:
+        super().__init__()
+        self.engine = engine
+        self.config = config
+        self.main_screen = MainScreen(engine, config, id="main")
+
+    def on_mount(self) -> None:
+        self.theme = self.config.dark_theme if self.config.start_dark else self.config.light_theme
+        self.sub_title = str(self.engine.vault)
+        self.push_screen(self.main_screen)
+
+    def action_search(self) -> None:
+        """Open the search panel from anywhere."""
+        if isinstance(self.screen, SearchScreen):
+            self.screen.query_one("#search-input").focus()
+            return
+        self.main_screen.action_search()
+
+    def action_toggle_theme(self) -> None:
+        """Switch between the light and the dark theme."""
+        dark, light = self.config.dark_theme, self.config.light_theme
+        self.theme = light if self.theme == dark else dark
+
+    async def action_quit(self) -> None:
+        """Quit, first asking what to do with unsaved edits."""
+        dirty = [screen for screen in self.screen_stack if isinstance(screen, EditorScreen) and screen.dirty]
+        if not dirty:
+            self.exit()
+            return
+        editor = dirty[-1]
+
+        def answered(choice: str | None) -> None:
+            if choice == "save":
+                editor.action_save(then=self.exit)
+            elif choice == "discard":
+                self.exit()
+
+        await self.push_screen(
+            ChoiceDialog(
+                "Unsaved changes",
+                f"{editor.path} has unsaved changes. Quit anyway?",
+                [("save", "Save and quit"), ("discard", "Quit without saving"), ("cancel", "Cancel")],
+                id="quit-dialog",
+            ),
+            answered,
+        )
+
+    def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
+        """The palette holds every action bound on the active screen, plus the built-in ones."""
+        yield from super().get_system_commands(screen)
+        seen: set[str] = set()
+        for node, binding, enabled, _tooltip in screen.active_bindings.values():
+            if not enabled or not binding.description or binding.action in seen:
+                continue
+            seen.add(binding.action)
+            help_text = f"{binding.description} ({binding.key_display or binding.key})"
+            yield SystemCommand(binding.description, help_text, partial(self.run_action, binding.action, node))
+        if isinstance(screen, MainScreen):
+            for action, title in (
+                ("toggle_side", "Toggle side panel"),
+                ("toggle_tree", "Toggle vault tree"),
+                ("reindex", "Reindex the vault"),
+                ("filter_tree", "Filter the vault tree"),
+            ):
+                if action not in seen:
+                    yield SystemCommand(title, title, partial(self.run_action, action, screen))

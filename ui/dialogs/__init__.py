@@ -1,0 +1,1 @@
+"""Modal dialogs: choices and prompts."""

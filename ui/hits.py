@@ -1,0 +1,121 @@
+"""How a search hit reads on screen: badges per channel, evidence label, highlighted snippet."""
+
+from __future__ import annotations
+
+import posixpath
+
+from textual.content import Content
+
+from engine.cli import badges
+from engine.records import ChannelName, Hit, SearchResults
+
+CHANNEL_STYLE: dict[str, str] = {
+    "BM25": "bold $text on $primary-muted",
+    "VEC": "bold $text on $success-muted",
+    "GRAPH": "bold $text on $warning-muted",
+}
+CHANNEL_LABEL: dict[ChannelName, str] = {"fulltext": "BM25", "vectors": "VEC", "graph": "GRAPH"}
+HIGHLIGHT_STYLE = "bold $text-accent underline"
+
+
+def folder_of(path: str) -> str:
+    """The folder a note lives in, shown next to its title ('/' for the vault root)."""
+    folder = posixpath.dirname(path)
+    return f"{folder}/" if folder else "/"
+
+
+def badge_content(hit: Hit) -> Content:
+    """One styled badge per channel that found the hit, with its evidence in short."""
+    parts: list[Content | str] = []
+    for badge in badges(hit):
+        kind = badge.split(" ", 1)[0]
+        if parts:
+            parts.append(" ")
+        parts.append(Content.styled(f" {badge} ", CHANNEL_STYLE.get(kind, "bold")))
+    return Content.assemble(*parts)
+
+
+def snippet_content(hit: Hit, max_chars: int = 220) -> Content:
+    """The snippet on one line, with the query terms highlighted."""
+    text = hit.snippet.text
+    content = Content(text)
+    for start, end in hit.snippet.highlights:
+        if 0 <= start < end <= len(text):
+            content = content.stylize(HIGHLIGHT_STYLE, start, end)
+    flat = Content(" ").join(part for part in content.split("\n") if part.plain.strip()) if "\n" in text else content
+    if len(flat) > max_chars:
+        flat = flat[:max_chars] + "…"
+    return flat
+
+
+def hit_content(hit: Hit, number: int, width: int = 0, snippet_lines: int = 2) -> Content:
+    """The lines of a result: title, folder and label; badges; the snippet indented under them.
+
+    With a `width`, the snippet is wrapped to it (hanging indent) and cut to `snippet_lines`.
+    """
+    indent = "    "
+    heading = f"{hit.snippet.heading} · " if hit.snippet.heading else ""
+    head = Content.assemble(
+        (f"{number:>2}. ", "$text-muted"),
+        (hit.title, "bold"),
+        "  ",
+        (folder_of(hit.path), "$text-muted"),
+        "  ",
+        (hit.label, "italic $text-secondary"),
+    )
+    snippet = Content.assemble((f"{heading}line {hit.snippet.line}: ", "$text-muted"), snippet_content(hit))
+    if width > len(indent) + 10:
+        lines = snippet.wrap(width - len(indent))
+        if len(lines) > snippet_lines:
+            lines = [*lines[: snippet_lines - 1], lines[snippet_lines - 1].rstrip() + "…"]
+        snippet = Content("\n").join(Content(indent) + line for line in lines)
+    else:
+        snippet = Content(indent) + snippet
+    return Content.assemble(head, "\n", indent, badge_content(hit), "\n", snippet)
+
+
+def _ms(value: float, show_timings: bool) -> str:
+    return f" {value:.0f} ms" if show_timings else ""
+
+
+def channel_summary(results: SearchResults, show_timings: bool) -> Content:
+    """`BM25 ok 12 ms · VEC ok 40 ms · GRAPH ok 1 ms` — status of every channel asked."""
+    parts: list[Content | str] = []
+    for name, status in results.channels.items():
+        if parts:
+            parts.append(" · ")
+        style = "$text-success" if status.status == "ok" else "$text-warning" if status.status == "degraded" else "$text-error"
+        parts.append(Content.assemble((CHANNEL_LABEL[name], "bold"), " ", (status.status, style), _ms(status.ms, show_timings)))
+    if show_timings:
+        parts.append(f" · total{_ms(results.total_ms, True)}")
+    return Content.assemble(*parts)
+
+
+def explain_content(hit: Hit | None, results: SearchResults, show_timings: bool) -> Content:
+    """Per-channel ranks and scores of one hit, plus the query's channels and entities."""
+    lines: list[Content] = []
+    if hit is not None:
+        lines.append(Content.assemble((hit.title, "bold"), "  ", (hit.path, "$text-muted")))
+        lines.append(Content.assemble("evidence ", (hit.label, "italic"), f" · fused score {hit.score:.4f}"))
+        for name in ("fulltext", "vectors", "graph"):
+            evidence = hit.channels.get(name)  # type: ignore[call-overload]
+            label = Content.styled(f" {CHANNEL_LABEL[name]:<5} ", CHANNEL_STYLE[CHANNEL_LABEL[name]])
+            if evidence is None:
+                lines.append(Content.assemble(label, ("  not found by this channel", "$text-muted")))
+                continue
+            detail = ""
+            if evidence.matched_terms:
+                detail = "terms " + ", ".join(evidence.matched_terms)
+            if evidence.graph_path:
+                detail = "path " + " → ".join(evidence.graph_path)
+                if evidence.graph_relation:
+                    detail += f" ({evidence.graph_relation})"
+            if evidence.chunk_id is not None:
+                detail += f"{'  ' if detail else ''}chunk {evidence.chunk_id}"
+            lines.append(Content.assemble(label, f"  rank {evidence.rank:<3} score {evidence.score:<9.4f} {detail}"))
+    lines.append(Content.assemble(("channels ", "bold"), channel_summary(results, show_timings)))
+    lines.append(Content.assemble(("recognized ", "bold"), ", ".join(results.recognized_entities) or "-"))
+    expanded = ", ".join(results.expanded_entities[:12])
+    more = len(results.expanded_entities) - 12
+    lines.append(Content.assemble(("expanded ", "bold"), (expanded or "-") + (f" (+{more} more)" if more > 0 else "")))
+    return Content("\n").join(lines)

@@ -1,0 +1,225 @@
+"""The search panel: results on every keystroke, badges, explain view, per-channel filter."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
+
+from textual import events, on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.content import Content
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Footer, Input, Static
+from textual.worker import get_current_worker
+
+from engine.records import CHANNEL_NAMES, ChannelName, Hit, IndexStatus, SearchResults
+from ui.errors import ReportsWorkerErrors
+from ui.hits import CHANNEL_LABEL, channel_summary
+from ui.widgets.explain_view import ExplainView
+from ui.widgets.search_results import SearchResultList
+
+if TYPE_CHECKING:
+    from engine.api import Engine
+
+
+@dataclass(frozen=True)
+class SearchOutcome:
+    """How the search panel closed: the last query, and the hit to open if one was chosen."""
+
+    query: str
+    path: str | None = None
+    line: int = 0
+
+
+class SearchScreen(ReportsWorkerErrors, Screen[SearchOutcome]):
+    """Type to search; results come from an exclusive thread worker, stale ones are dropped."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "close", "Close"),
+        Binding("down", "move(1)", "Next", show=False),
+        Binding("up", "move(-1)", "Previous", show=False),
+        Binding("pagedown", "move(5)", "Page down", show=False),
+        Binding("pageup", "move(-5)", "Page up", show=False),
+        Binding("f2", "toggle_explain", "Explain"),
+        Binding("f5", "only('')", "All", priority=True),
+        Binding("f6", "only('fulltext')", "BM25", priority=True),
+        Binding("f7", "only('vectors')", "VEC", priority=True),
+        Binding("f8", "only('graph')", "GRAPH", priority=True),
+        Binding("alt+0", "only('')", "All channels", show=False, priority=True),
+        Binding("alt+1", "only('fulltext')", "BM25 only", show=False, priority=True),
+        Binding("alt+2", "only('vectors')", "VEC only", show=False, priority=True),
+        Binding("alt+3", "only('graph')", "GRAPH only", show=False, priority=True),
+    ]
+
+    @dataclass
+    class ResultsReady(Message, bubble=False):
+        """A search worker answered query number `seq`."""
+
+        seq: int
+        query: str
+        results: SearchResults
+        status: IndexStatus
+
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        query: str = "",
+        limit: int = 20,
+        show_timings: bool = True,
+        id: str | None = None,
+    ) -> None:
+        super().__init__(id=id)
+        self.engine = engine
+        self.limit = limit
+        self.show_timings = show_timings
+        self.only: ChannelName | None = None
+        self.results: SearchResults | None = None
+        self.shown_seq = 0
+        self.dropped_stale = 0
+        self._seq = 0
+        self._initial_query = query
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="search-box"):
+            yield Input(self._initial_query, placeholder="Search the vault…", id="search-input")
+            yield Static("", id="search-status")
+            yield Static("", id="search-vectors")
+        yield SearchResultList(id="results")
+        yield ExplainView(show_timings=self.show_timings, id="explain")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        search_input = self.query_one("#search-input", Input)
+        search_input.focus()
+        # The last query comes back selected: typing replaces it, an arrow key keeps it.
+        search_input.select_all()
+        self._start(search_input.value)
+
+    def on_key(self, event: events.Key) -> None:
+        """Typing anywhere on the panel types into the search box (also before it has focus)."""
+        search_input = self.query_one("#search-input", Input)
+        if not search_input.has_focus and event.is_printable and event.character:
+            event.stop()
+            search_input.focus()
+            if search_input.selection.is_empty:
+                search_input.insert_text_at_cursor(event.character)
+            else:
+                search_input.replace(event.character, *search_input.selection)
+
+    @property
+    def query_text(self) -> str:
+        """What is in the search box."""
+        return self.query_one("#search-input", Input).value
+
+    def _start(self, query: str) -> None:
+        self._seq += 1
+        if not query.strip():
+            self.workers.cancel_group(self, "search")
+            self.shown_seq = self._seq
+            self._show(None, query)
+            return
+        channels: tuple[ChannelName, ...] = (self.only,) if self.only else CHANNEL_NAMES
+        self._search(self._seq, query, channels)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="search")
+    def _search(self, seq: int, query: str, channels: tuple[ChannelName, ...]) -> None:
+        results = self.engine.search(query, limit=self.limit, channels=channels, as_you_type=True)
+        status = self.engine.status()
+        if not get_current_worker().is_cancelled:
+            self.post_message(self.ResultsReady(seq, query, results, status))
+
+    @on(Input.Changed, "#search-input")
+    def _typed(self, event: Input.Changed) -> None:
+        self._start(event.value)
+
+    @on(ResultsReady)
+    def _answered(self, message: ResultsReady) -> None:
+        if message.seq <= self.shown_seq:
+            self.dropped_stale += 1
+            return
+        self.shown_seq = message.seq
+        self._show(message.results, message.query, message.status)
+
+    def _show(self, results: SearchResults | None, query: str, status: IndexStatus | None = None) -> None:
+        self.results = results
+        self.query_one(SearchResultList).show(results)
+        status_line = self.query_one("#search-status", Static)
+        filter_note = f" · {CHANNEL_LABEL[self.only]} only (F5: all channels)" if self.only else ""
+        if results is None:
+            status_line.update(Content.styled(f"Type to search{filter_note}", "$text-muted"))
+        else:
+            count = f"{len(results.hits)} result{'s' if len(results.hits) != 1 else ''}{filter_note} · "
+            status_line.update(Content.assemble(count, channel_summary(results, self.show_timings)))
+        self._show_vectors(results, status)
+        self._explain(self.query_one(SearchResultList).current_hit)
+
+    def _show_vectors(self, results: SearchResults | None, status: IndexStatus | None) -> None:
+        notice = self.query_one("#search-vectors", Static)
+        vectors = results.channels.get("vectors") if results else None
+        parts: list[str] = []
+        if vectors is not None and vectors.status == "unavailable":
+            parts.append(f"Vector channel unavailable: {vectors.message or 'no embedding model'} — BM25 and graph only.")
+        elif vectors is not None and vectors.status == "degraded":
+            parts.append(f"Vector channel degraded: {vectors.message}.")
+        if (
+            results is not None
+            and status is not None
+            and status.vectors.status != "unavailable"
+            and status.embedded_fraction < 1.0
+        ):
+            parts.append(
+                f"Still embedding: {status.embedded_fraction:.0%} of chunks have vectors "
+                f"({status.embedded_chunks}/{status.chunks}); semantic matches may be missing."
+            )
+        notice.update(" ".join(parts))
+        notice.display = bool(parts)
+
+    def _explain(self, hit: Hit | None) -> None:
+        explain = self.query_one(ExplainView)
+        if explain.display:
+            explain.show(hit, self.results)
+
+    @on(SearchResultList.HitHighlighted)
+    def _hit_highlighted(self, message: SearchResultList.HitHighlighted) -> None:
+        self._explain(message.hit)
+
+    @on(SearchResultList.HitChosen)
+    def _hit_chosen(self, message: SearchResultList.HitChosen) -> None:
+        self._open(message.hit)
+
+    @on(Input.Submitted, "#search-input")
+    def _submitted(self) -> None:
+        hit = self.query_one(SearchResultList).current_hit
+        if hit is not None:
+            self._open(hit)
+
+    def _open(self, hit: Hit) -> None:
+        self.dismiss(SearchOutcome(self.query_text, hit.path, hit.snippet.line))
+
+    def action_close(self) -> None:
+        """Close the panel, keeping the query for next time."""
+        self.dismiss(SearchOutcome(self.query_text))
+
+    def action_move(self, delta: int) -> None:
+        """Move the result cursor by `delta`."""
+        results = self.query_one(SearchResultList)
+        if results.option_count == 0:
+            return
+        current = results.highlighted if results.highlighted is not None else -1
+        results.highlighted = max(0, min(results.option_count - 1, current + delta))
+
+    def action_toggle_explain(self) -> None:
+        """Show or hide the explain view (per-channel ranks, scores and entities)."""
+        explain = self.query_one(ExplainView)
+        explain.display = not explain.display
+        self.set_class(explain.display, "-explain")
+        self._explain(self.query_one(SearchResultList).current_hit)
+
+    def action_only(self, channel: str) -> None:
+        """Search one channel only (empty: all channels) to compare what each finds."""
+        self.only = channel if channel in CHANNEL_NAMES else None  # type: ignore[assignment]
+        self._start(self.query_text)

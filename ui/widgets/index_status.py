@@ -1,0 +1,45 @@
+"""A one-line status bar: index counts, vector readiness and reindex progress."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal
+from textual.widgets import Label, ProgressBar
+
+from engine.records import IndexStatus, Progress
+
+
+class IndexStatusBar(Horizontal):
+    """Shows what the index holds and, while it is updated, a progress bar."""
+
+    def compose(self) -> ComposeResult:
+        yield Label("opening index…", id="index-label")
+        yield ProgressBar(total=None, show_eta=False, id="index-progress")
+
+    def show_status(self, status: IndexStatus) -> None:
+        """Index counts and whether vectors are ready."""
+        vectors = status.vectors.status
+        if vectors == "ok":
+            vec = "vectors ready"
+        elif vectors == "degraded":
+            vec = f"vectors {status.embedded_fraction:.0%} embedded"
+        else:
+            vec = "vectors off"
+        self.query_one("#index-label", Label).update(
+            f"{status.notes} notes · {status.chunks} chunks · {vec}"
+        )
+
+    def show_progress(self, progress: Progress) -> None:
+        """Display a reindex step; the bar hides again with `done()`."""
+        self.add_class("-busy")
+        bar = self.query_one("#index-progress", ProgressBar)
+        if progress.total:
+            bar.update(total=progress.total, progress=progress.done)
+        else:
+            bar.update(total=None)
+        self.query_one("#index-label", Label).update(f"indexing: {progress.phase} {progress.done}/{progress.total}")
+
+    def done(self, status: IndexStatus) -> None:
+        """Indexing finished: hide the bar and show the new counts."""
+        self.remove_class("-busy")
+        self.show_status(status)

@@ -1,0 +1,78 @@
+"""The list of search results: title and folder, badges, evidence label, highlighted snippet."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual import on
+from textual.message import Message
+from textual.widgets import OptionList
+from textual.widgets.option_list import Option
+
+from engine.records import Hit, SearchResults
+from ui.hits import hit_content
+
+
+class SearchResultList(OptionList):
+    """Fused hits, one three-line option each; enter chooses one."""
+
+    @dataclass
+    class HitChosen(Message):
+        """The user chose a hit to open."""
+
+        hit: Hit
+
+    @dataclass
+    class HitHighlighted(Message):
+        """The cursor moved to a hit (or to none)."""
+
+        hit: Hit | None
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.results: SearchResults | None = None
+
+    def show(self, results: SearchResults | None) -> None:
+        """Replace the list with `results`, keeping the cursor on the first hit."""
+        self.results = results
+        self.clear_options()
+        if results is None:
+            return
+        width = self.scrollable_content_region.width - 2
+        self.add_options(
+            Option(hit_content(hit, number, width), id=str(number - 1))
+            for number, hit in enumerate(results.hits, start=1)
+        )
+        if results.hits:
+            self.highlighted = 0
+        else:
+            self.post_message(self.HitHighlighted(None))
+
+    def on_resize(self) -> None:
+        """Re-wrap the snippets to the new width, keeping the cursor."""
+        if self.results is not None and self.results.hits:
+            highlighted = self.highlighted
+            self.show(self.results)
+            if highlighted is not None:
+                self.highlighted = highlighted
+
+    @property
+    def current_hit(self) -> Hit | None:
+        """The hit under the cursor, if any."""
+        if self.results is None or self.highlighted is None or not self.results.hits:
+            return None
+        if self.highlighted >= len(self.results.hits):
+            return None
+        return self.results.hits[self.highlighted]
+
+    @on(OptionList.OptionHighlighted)
+    def _highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        event.stop()
+        self.post_message(self.HitHighlighted(self.current_hit))
+
+    @on(OptionList.OptionSelected)
+    def _selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        hit = self.current_hit
+        if hit is not None:
+            self.post_message(self.HitChosen(hit))

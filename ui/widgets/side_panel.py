@@ -1,0 +1,114 @@
+"""The open note's context: outgoing links, backlinks, related notes, unlinked mentions, neighbors."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.content import Content
+from textual.message import Message
+from textual.widgets import Label, OptionList
+from textual.widgets.option_list import Option
+
+from engine.records import Backlink, Link, Neighbor, SearchResults
+from ui.hits import badge_content, folder_of
+
+
+@dataclass(frozen=True)
+class NoteContext:
+    """Everything the side panel shows for one note."""
+
+    path: str
+    links: tuple[tuple[Link, str | None], ...]
+    backlinks: tuple[Backlink, ...]
+    related: SearchResults | None
+    unlinked: tuple[Backlink, ...]
+    neighbors: tuple[Neighbor, ...]
+
+
+SECTIONS = (
+    ("links", "Links"),
+    ("backlinks", "Backlinks"),
+    ("related", "Related"),
+    ("unlinked", "Unlinked mentions"),
+    ("neighbors", "Graph neighbors"),
+)
+
+
+class SidePanel(VerticalScroll):
+    """Lists of notes around the open one; enter or click opens the entry."""
+
+    @dataclass
+    class Opened(Message):
+        """The user chose a note in the panel (at a line, 0 for the top)."""
+
+        path: str
+        line: int = 0
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.context: NoteContext | None = None
+        self._targets: dict[str, list[tuple[str, int]]] = {}
+
+    def compose(self) -> ComposeResult:
+        for key, title in SECTIONS:
+            yield Label(title, id=f"{key}-title", classes="section-title")
+            yield OptionList(id=f"{key}-list", classes="section-list")
+
+    def show(self, context: NoteContext | None) -> None:
+        """Fill the lists from `context` (None empties them)."""
+        self.context = context
+        rows: dict[str, list[tuple[Content, str, int]]] = {key: [] for key, _ in SECTIONS}
+        if context is not None:
+            seen: set[str] = set()
+            for link, path in context.links:
+                if path is None or path in seen or path == context.path:
+                    continue
+                seen.add(path)
+                rows["links"].append((Content.assemble((link.display or link.target, "bold")), path, 0))
+            for backlink in context.backlinks:
+                rows["backlinks"].append((self._line_entry(backlink), backlink.path, backlink.line))
+            if context.related is not None:
+                for hit in context.related.hits:
+                    entry = Content.assemble(
+                        (hit.title, "bold"), " ", (folder_of(hit.path), "$text-muted"), "\n", badge_content(hit)
+                    )
+                    rows["related"].append((entry, hit.path, hit.snippet.line))
+            for mention in context.unlinked:
+                rows["unlinked"].append((self._line_entry(mention), mention.path, mention.line))
+            for neighbor in context.neighbors:
+                entry = Content.assemble(
+                    (neighbor.name, "bold"), (f"  {neighbor.kind} {neighbor.weight:.2f}", "$text-muted")
+                )
+                rows["neighbors"].append((entry, neighbor.path or "", 0))
+        for key, title in SECTIONS:
+            option_list = self.query_one(f"#{key}-list", OptionList)
+            option_list.clear_options()
+            entries = rows[key]
+            self._targets[key] = [(path, line) for _, path, line in entries]
+            if entries:
+                option_list.add_options(Option(content, id=f"{key}-{number}") for number, (content, _, _) in enumerate(entries))
+            else:
+                option_list.add_option(Option(Content.styled("none", "$text-muted"), disabled=True))
+            self.query_one(f"#{key}-title", Label).update(f"{title} ({len(entries)})")
+
+    @staticmethod
+    def _line_entry(backlink: Backlink) -> Content:
+        return Content.assemble((backlink.title, "bold"), "\n", (backlink.context, "$text-muted"))
+
+    def entries(self, key: str) -> list[tuple[str, int]]:
+        """(path, line) of each entry in section `key`."""
+        return list(self._targets.get(key, []))
+
+    @on(OptionList.OptionSelected)
+    def _chosen(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        option_id = event.option.id or ""
+        key, _, number = option_id.rpartition("-")
+        targets = self._targets.get(key, [])
+        if number.isdigit() and int(number) < len(targets):
+            path, line = targets[int(number)]
+            if path:
+                self.post_message(self.Opened(path, line))
