@@ -455,10 +455,14 @@ class Catalog:
             for cid, blob in conn.execute(sql, (model_id,)):
                 yield int(cid), np.frombuffer(blob, dtype=np.float32)
             return
+        # CROSS JOIN fixes the join order: look the few chunks up by id, then their
+        # vectors by key. Left to itself SQLite walks every cached vector (0.6 s per
+        # 500 ids at 1k notes, on every edit).
+        by_id = sql.replace(" JOIN embeddings", " CROSS JOIN embeddings")
         wanted = list(chunk_ids)
         for start in range(0, len(wanted), 500):
             part = wanted[start : start + 500]
-            for cid, blob in conn.execute(f"{sql} WHERE c.id IN ({','.join('?' * len(part))})", (model_id, *part)):
+            for cid, blob in conn.execute(f"{by_id} WHERE c.id IN ({','.join('?' * len(part))})", (model_id, *part)):
                 yield int(cid), np.frombuffer(blob, dtype=np.float32)
 
     # -- links and mentions ------------------------------------------------------

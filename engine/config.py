@@ -13,13 +13,16 @@ from engine.errors import ConfigError
 class FusionConfig:
     """Weighted reciprocal-rank fusion: score = sum_c weight_c / (k + rank_c)."""
 
-    k: float = 60.0
+    k: float = 10.0
     weights: dict[str, float] = field(
         default_factory=lambda: {"fulltext": 1.0, "vectors": 1.0, "graph": 1.0}
     )
     depths: dict[str, int] = field(
         default_factory=lambda: {"fulltext": 50, "vectors": 50, "graph": 30}
     )
+    relational_graph_boost: float = 5.0
+    keyword_coverage_power: float = 1.0
+    entity_coverage_power: float = 0.5
     high_vector_cosine: float = 0.55
     weak_vector_cosine: float = 0.30
 
@@ -28,10 +31,10 @@ class FusionConfig:
 class FulltextConfig:
     """BM25F field weights and prefix expansion bound."""
 
-    title_boost: float = 4.0
-    alias_boost: float = 4.0
-    heading_boost: float = 2.0
-    tag_boost: float = 2.0
+    title_boost: float = 1.0
+    alias_boost: float = 1.0
+    heading_boost: float = 1.0
+    tag_boost: float = 1.0
     body_boost: float = 1.0
     prefix_min_chars: int = 2
     prefix_max_terms: int = 24
@@ -57,6 +60,7 @@ class GraphConfig:
     hop_decay: float = 0.5
     max_neighbors: int = 40
     min_name_len: int = 3
+    relation_boost: float = 2.0
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import pairwise
 
-__all__ = ["STOP_WORDS", "EntityDictionary", "EntityMatch", "extract_names", "normalize"]
+__all__ = ["STOP_WORDS", "EntityDictionary", "EntityMatch", "displayed_text", "extract_names", "normalize"]
 
 # Words that start sentences or glue them together; they never begin (or, alone, form) a name.
 # fmt: off
@@ -94,6 +94,25 @@ _END_PUNCT = "".join(sorted(set("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~“”‘’�
 _WS = re.compile(r"\s+")
 # Query and dictionary tokens: word characters with inner `.`, `-`, `'` (config.yaml, e-mail).
 _TOKEN = re.compile(r"\w+(?:['’.\-]\w+)*")
+
+
+# `[[target#heading|shown]]` and `![[embed]]`: what a reader sees is `shown` (else the target's name).
+_WIKILINK = re.compile(r"!?\[\[([^\[\]|#^]*)(?:[#^][^\[\]|]*)?(?:\|([^\[\]]*))?\]\]")
+# `[shown](url)`: the URL is not prose.
+_MD_LINK = re.compile(r"(!?)\[([^\[\]]*)\]\(([^()\s]*)\)")
+
+
+def displayed_text(body: str) -> str:
+    """A note body as a reader sees it: links reduced to their displayed text."""
+
+    def wikilink(match: re.Match[str]) -> str:
+        shown = match.group(2)
+        if shown is not None and shown.strip():
+            return shown
+        return match.group(1).rsplit("/", 1)[-1].removesuffix(".md")
+
+    body = _WIKILINK.sub(wikilink, body) if "[[" in body else body
+    return _MD_LINK.sub(lambda m: m.group(2), body) if "](" in body else body
 
 
 def normalize(name: str) -> str:

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
+import multiprocessing
+import os
 import threading
 import time
 from collections.abc import Callable, Collection, Iterable
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,6 +31,15 @@ from engine.vault import LinkResolver, NoteUnreadable, VaultFile, parse_note, re
 ProgressFn = Callable[[Progress], None]
 _CATALOG_BATCH = 400
 _EMBED_COMMIT_EVERY = 64
+# Below this many notes to parse, worker start-up (~1 s to import the parser) costs more than it saves.
+_PARALLEL_PARSE_MIN = 1500
+_PARSE_MAX_WORKERS = 4
+_PARSE_CHUNKSIZE = 64
+# Up to this many changed notes, check one by one whether titles or aliases changed.
+_SMALL_UPDATE = 50
+
+# (path, mtime, size, text, sha, read warnings) of a note read but not parsed yet.
+_Unparsed = tuple[str, float, int, str, str, tuple[str, ...]]
 
 
 @dataclass
@@ -75,6 +88,8 @@ class Indexer:
         self._config = config
         self._on_catalog_change = on_catalog_change
         self._stop = threading.Event()
+        self._resolver: LinkResolver | None = None
+        self._resolver_generation = -1  # the catalog generation the cached resolver saw last
 
     def request_stop(self) -> None:
         """Ask a running embedding phase to stop after its current batch."""
@@ -102,12 +117,12 @@ class Indexer:
 
         started = time.perf_counter()
         known = self._catalog.file_states()
-        pending: list[_Pending] = []
+        to_prepare: list[_Unparsed] = []
         touched: list[tuple[str, float, int]] = []
         seen: set[str] = set()
         for done, vf in enumerate(files, start=1):
-            if done % 200 == 0 or done == len(files):
-                report(Progress("parse", done, len(files), vf.path))
+            if done % 500 == 0 or done == len(files):
+                report(Progress("read", done, len(files), vf.path))
             seen.add(vf.path)
             state = known.get(vf.path)
             if state and not full and state[0] == vf.mtime and state[1] == vf.size:
@@ -123,26 +138,34 @@ class Indexer:
                 touched.append((vf.path, vf.mtime, vf.size))
                 work.unchanged += 1
                 continue
-            pending.append(self._prepare(vf, text, sha, read_warnings, work))
+            to_prepare.append((vf.path, vf.mtime, vf.size, text, sha, read_warnings))
             (work.updated if state else work.added).append(vf.path)
+        pending = self._prepare_all(to_prepare, report)
+        for item in pending:
+            work.warnings.extend(SkippedFile(item.info.path, w) for w in item.info.warnings)
         gone = [p for p in candidates if p in known and p not in seen]
         work.removed.extend(gone)
         timings["parse"] = _since(started)
 
         started = time.perf_counter()
+        if self._catalog.generation != self._resolver_generation:
+            self._resolver = None  # another process wrote the catalog since
+        names_changed = self._names_changed(pending, gone, known, rescanned=attachments is not None)
         self._write_catalog(pending, touched, gone, work, replace_skipped=paths is None)
         if attachments is not None:
             self._catalog.set_meta("attachments", json.dumps(attachments))
         changed_paths = [p.info.path for p in pending]
         if changed_paths or gone:
-            self._resolve_links(changed_paths, titles_changed=True)
-            self._on_catalog_change()
+            self._resolve_links(changed_paths, titles_changed=names_changed)
+            if names_changed:
+                self._on_catalog_change()
+        self._resolver_generation = self._catalog.generation
         timings["catalog"] = _since(started)
 
         started = time.perf_counter()
         report(Progress("fulltext", 0, len(changed_paths)))
-        if full:
-            self._fulltext.rebuild(self._catalog)
+        if full or (changed_paths and self._fulltext.count() == 0):
+            self._fulltext.rebuild(self._catalog)  # a first build: add, never update
         elif changed_paths or gone:
             self._fulltext.update(self._catalog, changed_paths, gone)
         timings["fulltext"] = _since(started)
@@ -156,7 +179,8 @@ class Indexer:
         embedded = 0
         if embed and self._embedder is not None:
             started = time.perf_counter()
-            embedded = self.embed_pending(report)
+            # A watcher's small update embeds only its own notes; the backlog is embed_pending's.
+            embedded = self.embed_pending(report, paths=None if paths is None else changed_paths)
             timings["embed"] = _since(started)
         started = time.perf_counter()
         self._vectors.update(self._catalog, changed_paths, gone)
@@ -195,37 +219,32 @@ class Indexer:
                 files.append(VaultFile(path=rel, abs_path=abs_path, size=stat.st_size, mtime=stat.st_mtime))
         return files, None, [], wanted
 
-    def _prepare(
-        self, vf: VaultFile, text: str, sha: str, read_warnings: tuple[str, ...], work: _Work
-    ) -> _Pending:
-        note = parse_note(vf.path, text)
-        warnings = (*read_warnings, *note.warnings)
-        for warning in warnings:
-            work.warnings.append(SkippedFile(vf.path, warning))
+    def _prepare_all(self, items: list[_Unparsed], report: ProgressFn) -> list[_Pending]:
+        """Parse, chunk and extract names; big batches use every core (parsing is pure Python)."""
         chunking = self._config.chunking
-        chunks = chunk_note(note, chunking.max_words, chunking.overlap_words)
-        mentions: list[tuple[int, str]] = []
-        for chunk in chunks:
-            mentions.extend((chunk.ordinal, name) for name in extract_names(chunk.text))
-        info = NoteInfo(
-            path=vf.path,
-            title=note.title,
-            aliases=note.aliases,
-            tags=note.tags,
-            mtime=vf.mtime,
-            size=vf.size,
-            sha=sha,
-            headings=note.headings,
-            warnings=warnings,
-        )
-        return _Pending(
-            info=info,
-            body=note.body,
-            body_line_offset=note.body_line_offset,
-            chunks=[(c, _text_sha(c.text)) for c in chunks],
-            links=note.links,
-            mentions=mentions,
-        )
+        total = len(items)
+        out: list[_Pending] = []
+        workers = min(os.cpu_count() or 1, _PARSE_MAX_WORKERS)
+        if total < _PARALLEL_PARSE_MIN or workers < 2:
+            results: Iterable[_Pending] = (_prepare(item, chunking.max_words, chunking.overlap_words) for item in items)
+            pool = None
+        else:
+            # spawn, not fork: the engine may be running threads (searches, embedding).
+            pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+            results = pool.map(
+                functools.partial(_prepare, max_words=chunking.max_words, overlap_words=chunking.overlap_words),
+                items,
+                chunksize=_PARSE_CHUNKSIZE,
+            )
+        try:
+            for done, pending in enumerate(results, start=1):
+                out.append(pending)
+                if done % 200 == 0 or done == total:
+                    report(Progress("parse", done, total, pending.info.path))
+        finally:
+            if pool is not None:
+                pool.shutdown(cancel_futures=True)
+        return out
 
     def _write_catalog(
         self,
@@ -259,13 +278,33 @@ class Indexer:
                         catalog.replace_skipped(conn, work.skipped)
                 catalog.bump_generation(conn)
 
+    def _names_changed(
+        self, pending: list[_Pending], gone: list[str], known: Collection[str], *, rescanned: bool
+    ) -> bool:
+        """Whether paths, titles or aliases changed, i.e. other notes' links may resolve differently."""
+        if rescanned or gone or len(pending) > _SMALL_UPDATE:
+            return True
+        for item in pending:
+            if item.info.path not in known:
+                return True
+            before = self._catalog.note_info(item.info.path)
+            if before is None or (before.title, before.aliases) != (item.info.title, item.info.aliases):
+                return True
+        return False
+
     def _resolve_links(self, changed: list[str], *, titles_changed: bool) -> None:
-        """Resolve link targets Obsidian-style; only rows whose answer changed are written."""
-        infos = self._catalog.note_infos()
-        attachments = json.loads(self._catalog.get_meta("attachments") or "[]")
-        resolver = LinkResolver(((i.path, i.title, i.aliases) for i in infos), attachments)
+        """Resolve link targets Obsidian-style; only rows whose answer changed are written.
+
+        When no path, title or alias changed, only the changed notes' (freshly inserted,
+        unresolved) links need resolving, with the resolver kept from last time.
+        """
+        resolver = self._resolver
+        if titles_changed or resolver is None:
+            infos = self._catalog.note_infos()
+            attachments = json.loads(self._catalog.get_meta("attachments") or "[]")
+            resolver = self._resolver = LinkResolver(((i.path, i.title, i.aliases) for i in infos), attachments)
         rows = self._catalog.link_targets(None if titles_changed else changed)
-        current = self._catalog.link_resolutions()
+        current = self._catalog.link_resolutions() if titles_changed else {}
         updates: list[tuple[str | None, int]] = []
         for rowid, source, target in rows:
             resolved = resolver.resolve(target, source)
@@ -275,17 +314,19 @@ class Indexer:
             with self._catalog.transaction() as conn:
                 self._catalog.set_resolutions(conn, updates)
 
-    def embed_pending(self, report: ProgressFn) -> int:
+    def embed_pending(self, report: ProgressFn, paths: Collection[str] | None = None) -> int:
         """Embed every chunk text without a cached vector, in length-sorted batches.
 
         Vectors go to the catalog cache in small transactions and into the live
         vector index as they come, so search improves while this runs and a kill
-        keeps what was done.
+        keeps what was done. `paths` limits the work to those notes' chunks.
         """
         embedder = self._embedder
         if embedder is None:
             return 0
-        missing = self._catalog.chunks_missing_embedding(embedder.model_id)
+        if paths is not None and not paths:
+            return 0
+        missing = self._catalog.chunks_missing_embedding(embedder.model_id, paths)
         if not missing:
             return 0
         shas = [sha for sha, _ in missing]
@@ -323,6 +364,35 @@ class Indexer:
         )
         flush()
         return done
+
+
+def _prepare(item: _Unparsed, max_words: int, overlap_words: int) -> _Pending:
+    """One note read from disk → catalog rows (a module function so worker processes can run it)."""
+    path, mtime, size, text, sha, read_warnings = item
+    note = parse_note(path, text)
+    chunks = chunk_note(note, max_words, overlap_words)
+    mentions: list[tuple[int, str]] = []
+    for chunk in chunks:
+        mentions.extend((chunk.ordinal, name) for name in extract_names(chunk.text))
+    info = NoteInfo(
+        path=path,
+        title=note.title,
+        aliases=note.aliases,
+        tags=note.tags,
+        mtime=mtime,
+        size=size,
+        sha=sha,
+        headings=note.headings,
+        warnings=(*read_warnings, *note.warnings),
+    )
+    return _Pending(
+        info=info,
+        body=note.body,
+        body_line_offset=note.body_line_offset,
+        chunks=[(c, _text_sha(c.text)) for c in chunks],
+        links=note.links,
+        mentions=mentions,
+    )
 
 
 def _text_sha(text: str) -> str:

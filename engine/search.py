@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import lru_cache
 
 from engine.catalog import Catalog
 from engine.channels.base import Channel, ChannelAnswer
+from engine.channels.graph import answers_relation, entity_coverage
 from engine.config import EngineConfig
 from engine.entities import normalize
 from engine.evidence import build_snippet, choose_label
-from engine.fusion import apply_floors, weighted_rrf
+from engine.fusion import fuse, term_coverage
 from engine.query import Query, parse_query
 from engine.records import (
     CHANNEL_NAMES,
@@ -88,7 +89,7 @@ class Searcher:
             )
         fusion = self._config.fusion
         depth = max(limit, *(fusion.depths.get(c, limit) for c in wanted))
-        futures: dict[ChannelName, tuple[Future[ChannelAnswer], float]] = {}
+        futures: dict[ChannelName, tuple[Future[tuple[ChannelAnswer, float]], float]] = {}
         for name in wanted:
             channel = self._channels.get(name)
             if channel is None:
@@ -109,14 +110,28 @@ class Searcher:
             answers[name] = answer
             statuses[name] = ChannelStatus(answer.status, round(elapsed, 2), answer.message)
 
-        rankings = {name: [h.path for h in answer.hits] for name, answer in answers.items()}
-        fused = weighted_rrf(rankings, k=fusion.k, weights=fusion.weights, depths=fusion.depths)
+        rankings: dict[str, list[str]] = {name: [h.path for h in answer.hits] for name, answer in answers.items()}
         exact, alias = self._floors(query)
-        fused = apply_floors(fused, [*exact, *alias])
+        graph_answer = answers.get("graph")
+        relational = (
+            graph_answer is not None
+            and bool(graph_answer.hits)
+            and answers_relation(query.text, graph_answer.recognized, graph_answer.hits[0].graph_relation)
+        )
+        stems = self._query_stems(query)
+        fused = fuse(
+            rankings,
+            fusion,
+            [*exact, *alias],
+            relational=relational,
+            factors={
+                **keyword_factors(answers.get("fulltext"), stems, fusion.keyword_coverage_power),
+                **graph_factors(query.text, graph_answer, fusion.entity_coverage_power),
+            },
+        )
         by_channel = {
             name: {h.path: h for h in answer.hits} for name, answer in answers.items()
         }
-        stems = self._query_stems(query)
         hint_terms = [s for s in stems if len(s) >= 2]
         matcher = self._matcher(query, stems)
         hits: list[Hit] = []
@@ -159,7 +174,6 @@ class Searcher:
                     snippet=snippet,
                 )
             )
-        graph_answer = answers.get("graph")
         return SearchResults(
             query=raw,
             hits=tuple(hits),
@@ -176,10 +190,7 @@ class Searcher:
         return exact, alias
 
     def _query_stems(self, query: Query) -> list[str]:
-        stems: list[str] = []
-        for term in query.terms:
-            stems.extend(self._stem(term) if self._stem else [term])
-        return list(dict.fromkeys(stems))
+        return query_stems(query, self._stem)
 
     def _matcher(self, query: Query, stems: list[str]) -> _WordMatcher:
         return _WordMatcher(frozenset(stems), query.prefix, self._stem)
@@ -207,6 +218,33 @@ def _stems_of(word: str, stem: Callable[[str], list[str]] | None) -> frozenset[s
     if stem is None:
         return frozenset((word,))
     return frozenset(stem(word))
+
+
+def query_stems(query: Query, stem: Callable[[str], list[str]] | None) -> list[str]:
+    """The query's index terms (stemmed when a stemmer is given), deduplicated."""
+    stems: list[str] = []
+    for term in query.terms:
+        stems.extend(stem(term) if stem else [term])
+    return list(dict.fromkeys(stems))
+
+
+def keyword_factors(
+    answer: ChannelAnswer | None, stems: Sequence[str], power: float
+) -> dict[str, dict[str, float]]:
+    """Per full-text hit, the fusion factor for how much of the query it matched."""
+    if answer is None or power <= 0:
+        return {}
+    return {"fulltext": {h.path: term_coverage(h.matched_terms, stems, power) for h in answer.hits}}
+
+
+def graph_factors(
+    text: str, answer: ChannelAnswer | None, power: float
+) -> dict[str, dict[str, float]]:
+    """The graph's fusion factor: how much of the query its recognised entities cover."""
+    if answer is None or power <= 0 or not answer.hits:
+        return {}
+    factor = entity_coverage(text, answer.recognized) ** power
+    return {"graph": {hit.path: factor for hit in answer.hits}}
 
 
 def _timed(channel: Channel, query: Query, limit: int) -> tuple[ChannelAnswer, float]:

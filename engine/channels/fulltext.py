@@ -3,21 +3,28 @@
 from __future__ import annotations
 
 import heapq
+import os
 import shutil
 import threading
 from collections.abc import Collection, Iterable
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from engine.catalog import Catalog, NoteRow
 from engine.channels.base import ChannelAnswer
+from engine.channels.bm25 import BulkScorer
 from engine.config import FulltextConfig
+from engine.entities import displayed_text
 from engine.errors import IndexCorrupt
 from engine.query import Query
 from engine.records import ChannelHit, ChannelName
 
 _FIELDS = ("title", "aliases", "headings", "tags", "body")
 _PREFIX_SCAN_LIMIT = 4000
+# Whoosh's multi-process writer pays off only for big batches (worker start-up, extra segments).
+_PARALLEL_WRITE_MIN = 2000
+_MAX_WRITER_PROCS = 2
 
 
 def _schema() -> Any:
@@ -59,6 +66,7 @@ class FulltextChannel:
         except Exception as exc:  # whoosh raises assorted errors for damaged segments
             raise IndexCorrupt(f"full-text index unreadable: {exc}") from exc
         self._analyzer = _schema()["body"].analyzer
+        self._scorer: BulkScorer | None = None
 
     # -- building ---------------------------------------------------------------
     def rebuild(self, catalog: Catalog) -> None:
@@ -71,12 +79,14 @@ class FulltextChannel:
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir.mkdir(parents=True, exist_ok=True)
             self._ix = index.create_in(str(self._dir), _schema())
-            self._write(catalog.note_rows(), removed=(), fresh=True)
+            self._write(catalog.note_rows(), removed=(), fresh=True, expected=catalog.counts()["notes"])
 
     def update(self, catalog: Catalog, changed: Collection[str], removed: Collection[str]) -> None:
         """Replace changed notes' documents and delete removed ones."""
         with self._lock:
-            self._write(catalog.note_rows(changed) if changed else iter(()), removed=removed, fresh=False)
+            self._write(
+                catalog.note_rows(changed) if changed else iter(()), removed=removed, fresh=False, expected=len(changed)
+            )
 
     def indexed_shas(self) -> dict[str, str]:
         """path → sha of every indexed document, for repair against the catalog."""
@@ -86,8 +96,16 @@ class FulltextChannel:
                 for fields in self._searcher.reader().all_stored_fields()
             }
 
-    def _write(self, rows: Iterable[NoteRow], *, removed: Collection[str], fresh: bool) -> None:
-        writer = self._ix.writer(limitmb=128)
+    def _write(
+        self, rows: Iterable[NoteRow], *, removed: Collection[str], fresh: bool, expected: int = 0
+    ) -> None:
+        procs = min(os.cpu_count() or 1, _MAX_WRITER_PROCS) if expected >= _PARALLEL_WRITE_MIN else 1
+        if procs > 1:
+            # Analysis and posting encoding are pure Python: one writer process per core,
+            # each leaving its own segment (merging them would cost as much again).
+            writer = self._ix.writer(limitmb=128, procs=procs, multisegment=True)
+        else:
+            writer = self._ix.writer(limitmb=128)
         try:
             for path in removed:
                 writer.delete_by_term("path", path)
@@ -97,9 +115,10 @@ class FulltextChannel:
                     "sha": row.sha,
                     "title": row.title,
                     "aliases": " ; ".join(row.aliases),
-                    "headings": " ; ".join(row.headings),
+                    # The H1 that repeats the title is the title, already weighted as such.
+                    "headings": " ; ".join(h for h in row.headings if _key(h) != _key(row.title)),
                     "tags": " ".join(_tag_words(row.tags)),
-                    "body": row.body,
+                    "body": displayed_text(row.body),
                 }
                 if fresh:
                     writer.add_document(**doc)
@@ -118,8 +137,6 @@ class FulltextChannel:
 
     def search(self, query: Query, limit: int) -> ChannelAnswer:
         """BM25F over title, aliases, headings, tags and body."""
-        from whoosh import query as wq
-
         with self._lock:
             searcher = self._searcher
             complete = query.terms[:-1] if query.prefix else query.terms
@@ -132,26 +149,22 @@ class FulltextChannel:
             if not stems and not expansions:
                 return ChannelAnswer(hits=())
             boosts = self._boosts()
-            clauses = [
-                wq.Or([wq.Term(field, stem, boost=boost) for field, boost in boosts])
-                for stem in dict.fromkeys(stems)
+            # The same query as Or(Term(field, stem, boost) ...) per stem plus one Or of the
+            # prefix's expansions, scored with Whoosh's BM25F in bulk (engine/channels/bm25.py).
+            clauses = [(field, stem, boost) for stem in dict.fromkeys(stems) for field, boost in boosts]
+            clauses += [(field, term, boost) for term in expansions for field, boost in boosts]
+            scorer = self._scorer
+            if scorer is None or scorer.searcher is not searcher:
+                scorer = self._scorer = BulkScorer(searcher, b=self._weighting.B, k1=self._weighting.K1)
+            hits = [
+                ChannelHit(
+                    path=str(searcher.stored_fields(doc.docnum)["path"]),
+                    score=doc.score,
+                    rank=rank,
+                    matched_terms=doc.matched_terms,
+                )
+                for rank, doc in enumerate(scorer.search(clauses, limit), start=1)
             ]
-            if expansions:
-                clauses.append(
-                    wq.Or([wq.Term(field, term, boost=boost) for term in expansions for field, boost in boosts])
-                )
-            results = searcher.search(wq.Or(clauses), limit=limit, terms=True)
-            hits = []
-            for rank, hit in enumerate(results, start=1):
-                matched = tuple(
-                    dict.fromkeys(
-                        term.decode("utf-8") if isinstance(term, bytes) else str(term)
-                        for _field, term in (hit.matched_terms() or ())
-                    )
-                )
-                hits.append(
-                    ChannelHit(path=str(hit["path"]), score=float(hit.score or 0.0), rank=rank, matched_terms=matched)
-                )
             return ChannelAnswer(hits=tuple(hits))
 
     def _boosts(self) -> list[tuple[str, float]]:
@@ -172,16 +185,27 @@ class FulltextChannel:
         reader = searcher.reader()
         candidates: dict[str, int] = {}
         for field in ("title", "body"):
-            for scanned, term in enumerate(reader.expand_prefix(field, prefix)):
-                if scanned >= _PREFIX_SCAN_LIMIT:
-                    break  # bounded: a 2-letter prefix must not walk the whole lexicon
-                text = term.decode("utf-8") if isinstance(term, bytes) else str(term)
-                if text not in candidates:
-                    candidates[text] = int(reader.doc_frequency(field, term))
+            # Walk each segment's term file in order (its terms come with their stats);
+            # the combined reader would look every term up again in every segment.
+            field_counts: dict[str, int] = {}
+            for leaf, _base in reader.leaf_readers():
+                for scanned, (term, info) in enumerate(leaf.iter_prefix(field, prefix)):
+                    if scanned >= _PREFIX_SCAN_LIMIT:
+                        break  # bounded: a 2-letter prefix must not walk the whole lexicon
+                    text = term.decode("utf-8") if isinstance(term, bytes) else str(term)
+                    field_counts[text] = field_counts.get(text, 0) + int(info.doc_frequency())
+            for text, count in field_counts.items():
+                candidates.setdefault(text, count)
         best = heapq.nlargest(self._config.prefix_max_terms, candidates.items(), key=lambda kv: kv[1])
         return list(dict.fromkeys([*own, *(term for term, _ in best)]))
 
     # -- lifecycle ----------------------------------------------------------------
+    def refresh(self) -> None:
+        """Reopen the searcher if another process committed since it was opened."""
+        with self._lock:
+            if not self._searcher.up_to_date():
+                self._searcher = self._searcher.refresh()
+
     def save(self) -> None:
         """Whoosh commits on every write; nothing more to do."""
 
@@ -195,6 +219,20 @@ class FulltextChannel:
         with self._lock:
             self._searcher.close()
             self._ix.close()
+
+
+@lru_cache(maxsize=1)
+def _shared_analyzer() -> Any:
+    return _schema()["body"].analyzer
+
+
+def analyze_text(text: str) -> list[str]:
+    """The index terms of some text without an open index (the same analyzer as the index)."""
+    return [token.text for token in _shared_analyzer()(text)]
+
+
+def _key(text: str) -> str:
+    return " ".join(text.casefold().split())
 
 
 def _tag_words(tags: Iterable[str]) -> list[str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import zipfile
 from collections.abc import Collection, Iterable
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,11 @@ from engine.embedder import Embedder
 from engine.errors import IndexCorrupt
 from engine.query import Query
 from engine.records import ChannelHit, ChannelName
+
+# Rows added since the last full save go to a delta file while they are at most this
+# fraction of an index of at least this many rows.
+_DELTA_MIN_BASE = 4096
+_DELTA_MAX_FRACTION = 0.1
 
 
 class VectorChannel:
@@ -44,6 +50,11 @@ class VectorChannel:
         self._owners: dict[int, str] = {}
         self._tombstones: set[int] = set()
         self._unavailable_reason = "" if embedder is not None else "embedding model not loaded"
+        # The file on disk (size, mtime_ns) and how many rows it holds; rows added since
+        # are saved to a small delta file instead of rewriting the whole index.
+        self._base_stamp: tuple[int, int] | None = None
+        self._base_ntotal = 0
+        self._delta_path = path.with_suffix(".delta.npz")
         self._index = self._load() if path.exists() else self._empty()
 
     def _empty(self) -> Any:
@@ -60,6 +71,9 @@ class VectorChannel:
             raise IndexCorrupt(f"vector index unreadable: {exc}") from exc
         if index.d != self._dims:
             raise IndexCorrupt(f"vector index has {index.d} dims, model has {self._dims}")
+        self._base_stamp = _stamp(self._path)
+        self._base_ntotal = int(index.ntotal)
+        self._apply_delta(index)
         tomb_path = self._path.with_suffix(".tombstones.json")
         if tomb_path.exists():
             try:
@@ -68,6 +82,22 @@ class VectorChannel:
                 raise IndexCorrupt(f"vector tombstones unreadable: {exc}") from exc
         self._faiss.downcast_index(index.index).hnsw.efSearch = self._config.ef_search
         return index
+
+    def _apply_delta(self, index: Any) -> None:
+        """Add the rows saved after the base file was written (ignored if it belongs to another base)."""
+        if not self._delta_path.exists():
+            return
+        try:
+            with np.load(self._delta_path) as delta:
+                stamp = tuple(int(v) for v in delta["stamp"])
+                ids = np.ascontiguousarray(delta["ids"], dtype=np.int64)
+                vectors = np.ascontiguousarray(delta["vectors"], dtype=np.float32)
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
+            raise IndexCorrupt(f"vector delta unreadable: {exc}") from exc
+        if stamp != self._base_stamp or vectors.shape[1:] != (self._dims,):
+            return  # written for an older base that a full save has since replaced
+        if len(ids):
+            index.add_with_ids(vectors, ids)
 
     @property
     def available(self) -> bool:
@@ -92,6 +122,7 @@ class VectorChannel:
             return
         with self._lock:
             self._index = self._empty()
+            self._base_stamp = None
             self._tombstones = set()
             self._owners = catalog.chunk_owners()
             self.add_vectors(catalog.chunk_vectors(self._embedder.model_id))
@@ -177,16 +208,44 @@ class VectorChannel:
 
     # -- lifecycle ------------------------------------------------------------------
     def save(self) -> None:
-        """Write the index and tombstones atomically (write new, then rename)."""
+        """Persist atomically (write new, then rename): a small delta when few rows were added."""
         with self._lock:
-            tmp = self._path.with_suffix(".faiss.tmp")
-            self._faiss.write_index(self._index, str(tmp))
-            _fsync(tmp)
+            total = int(self._index.ntotal)
+            added = total - self._base_ntotal
+            # Small indexes are cheap to rewrite; big ones get a delta for a few added rows.
+            small = self._base_ntotal >= _DELTA_MIN_BASE and 0 <= added <= _DELTA_MAX_FRACTION * self._base_ntotal
+            # Another process may have replaced the base file since it was loaded here.
+            if self._base_stamp is not None and small and self._path.exists() and _stamp(self._path) == self._base_stamp:
+                self._save_delta(added)
+            else:
+                self._save_full()
             tomb_tmp = self._path.with_suffix(".tombstones.json.tmp")
             tomb_tmp.write_text(json.dumps(sorted(self._tombstones)))
             _fsync(tomb_tmp)
             os.replace(tomb_tmp, self._path.with_suffix(".tombstones.json"))
-            os.replace(tmp, self._path)
+
+    def _save_full(self) -> None:
+        tmp = self._path.with_suffix(".faiss.tmp")
+        self._faiss.write_index(self._index, str(tmp))
+        _fsync(tmp)
+        os.replace(tmp, self._path)
+        self._base_stamp = _stamp(self._path)
+        self._base_ntotal = int(self._index.ntotal)
+        self._delta_path.unlink(missing_ok=True)  # a leftover names the old base's stamp anyway
+
+    def _save_delta(self, added: int) -> None:
+        assert self._base_stamp is not None
+        start = self._base_ntotal
+        ids = self._faiss.vector_to_array(self._index.id_map)[start:].astype(np.int64)
+        vectors = (
+            self._index.index.reconstruct_n(start, added) if added else np.zeros((0, self._dims), dtype=np.float32)
+        )
+        tmp = self._delta_path.with_suffix(".tmp")
+        with tmp.open("wb") as handle:
+            np.savez(handle, stamp=np.asarray(self._base_stamp, dtype=np.int64), ids=ids, vectors=vectors)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, self._delta_path)
 
     def count(self) -> int:
         """Notes with at least one live embedded chunk."""
@@ -204,6 +263,11 @@ class VectorChannel:
         with self._lock:
             self._index = self._empty()
             self._owners = {}
+
+
+def _stamp(path: Path) -> tuple[int, int]:
+    stat = path.stat()
+    return (stat.st_size, stat.st_mtime_ns)
 
 
 def _fsync(path: Path) -> None:

@@ -1,0 +1,551 @@
+"""`engine bench`: index, update and search timings of a real or synthetic vault, in one run.
+
+The parent process only orchestrates; indexing and serving each run in their own
+child process (`python -m engine.bench index|serve ...`) so each peak RSS is that
+phase's own, and cold open is timed as a fresh `python -m engine search`.
+Children print one JSON object on stdout; everything else goes to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+_SERVE_QUERIES = 24
+_UPDATE_EDITS = 5
+_RAW_SAMPLE_CHUNKS = 256
+_CHILD_TIMEOUT_S = 6 * 3600
+
+
+def _log(message: str) -> None:
+    print(f"[bench {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+def _peak_rss_mb() -> float:
+    """This process's peak resident set size (ru_maxrss is KiB on Linux)."""
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, 1)
+
+
+def _percentiles(values: Sequence[float]) -> dict[str, float]:
+    if not values:
+        return {"p50": 0.0, "p95": 0.0, "max": 0.0, "n": 0}
+    ordered = sorted(values)
+
+    def pick(q: float) -> float:
+        return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 2)
+
+    return {"p50": round(statistics.median(ordered), 2), "p95": pick(0.95), "max": round(ordered[-1], 2), "n": len(ordered)}
+
+
+# -- the indexing child ------------------------------------------------------------
+def _child_index(args: argparse.Namespace) -> dict[str, Any]:
+    """Full index of a vault; then the raw model loop over the same tokenized batches."""
+    from engine.api import Engine
+    from engine.catalog import Catalog
+    from engine.embedder import OnnxEmbedder, load_default_embedder
+    from engine.records import Progress
+    from engine.storage import dir_size
+
+    started = time.perf_counter()
+    embedder: OnnxEmbedder | None = None
+    if not args.no_model:
+        embedder = load_default_embedder()
+    model_load_s = time.perf_counter() - started
+    last = [0.0]
+
+    def progress(p: Progress) -> None:
+        now = time.monotonic()
+        if now - last[0] > 5 or p.done == p.total:
+            last[0] = now
+            _log(f"index {p.phase}: {p.done}/{p.total}")
+
+    engine = Engine.open(args.vault, index_dir=args.index_dir, embedder=embedder)
+    try:
+        report = engine.reindex(progress=progress, embed=False)
+        phases = dict(report.timings)
+        catalog = Catalog(args.index_dir / "catalog.sqlite")
+        try:
+            paths = [p for p, _ in engine.notes()]
+            embed_paths = paths if args.embed_notes is None else _subset(paths, args.embed_notes)
+            texts = [t for _, t in catalog.chunks_missing_embedding("", embed_paths)] if embedder else []
+            all_chunk_texts = len(catalog.chunks_missing_embedding(""))
+        finally:
+            catalog.close()
+        embed: dict[str, Any] = {}
+        if embedder is not None and not args.no_embed and texts:
+            embed_started = time.perf_counter()
+            embedded = engine.embed_pending(progress, paths=None if args.embed_notes is None else embed_paths)
+            phases["embed"] = round(time.perf_counter() - embed_started, 3)
+            embed["embedded_chunks"] = embedded
+        peak = _peak_rss_mb()
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        status = engine.status()
+    finally:
+        engine.close()
+    index_bytes = dir_size(args.index_dir)
+    result: dict[str, Any] = {
+        "phases_s": phases,
+        "lexical_graph_s": round(sum(v for k, v in phases.items() if k in ("scan", "parse", "catalog", "fulltext", "graph")), 3),
+        "model_load_s": round(model_load_s, 3),
+        "notes": status.notes,
+        "chunks": status.chunks,
+        "links": status.links,
+        "entities": status.entities,
+        "distinct_chunk_texts": all_chunk_texts,
+        "peak_rss_mb": peak,
+        "cpu_s": round(usage.ru_utime + usage.ru_stime, 1),
+        "index_bytes": index_bytes,
+    }
+    if embedder is not None:
+        result.update(_embed_numbers(embedder, texts, phases.get("embed"), args))
+        result.update(embed)
+    return result
+
+
+def _subset(paths: list[str], count: int) -> list[str]:
+    """A seeded, representative subset of notes (not the shortest, not one folder)."""
+    chosen = random.Random(1234).sample(paths, min(count, len(paths)))
+    return sorted(chosen)
+
+
+def _embed_numbers(embedder: Any, texts: list[str], embed_s: float | None, args: argparse.Namespace) -> dict[str, Any]:
+    """Tokens/s of the engine's embedding phase vs a bare ONNX Runtime loop on the same batches."""
+    from engine.config import VectorConfig
+
+    batch_size = VectorConfig().batch_size
+    if embed_s is None:
+        # No embedding phase: time the raw loop on a sample and project the full phase.
+        sample = random.Random(99).sample(texts, min(_RAW_SAMPLE_CHUNKS, len(texts)))
+    else:
+        sample = texts
+    order = sorted(range(len(sample)), key=lambda i: len(sample[i]))
+    batches = [embedder.tokenize([sample[i] for i in order[s : s + batch_size]]) for s in range(0, len(order), batch_size)]
+    sample_tokens = sum(int(b["attention_mask"].sum()) for b in batches)
+    if batches:
+        embedder.run(batches[0])  # warm-up, as the engine's phase had its own
+    _log(f"raw model loop: {len(sample)} texts, {sample_tokens} tokens")
+    started = time.perf_counter()
+    for feeds in batches:
+        embedder.run(feeds)
+    raw_s = time.perf_counter() - started
+    raw_tps = sample_tokens / raw_s if raw_s > 0 else 0.0
+    out: dict[str, Any] = {"raw_model_tokens_per_s": round(raw_tps, 1), "raw_model_s": round(raw_s, 3)}
+    if embed_s is not None:
+        engine_tps = sample_tokens / embed_s if embed_s > 0 else 0.0
+        out.update(
+            embed_tokens=sample_tokens,
+            embed_tokens_per_s=round(engine_tps, 1),
+            embed_ratio=round(engine_tps / raw_tps, 3) if raw_tps else None,
+        )
+    else:
+        total_tokens = sum(sum(embedder.count_tokens(texts[s : s + 256])) for s in range(0, len(texts), 256))
+        out.update(
+            embed_tokens=total_tokens,
+            embed_tokens_per_s=None,
+            embed_ratio=None,
+            embed_projected_s=round(total_tokens / raw_tps, 1) if raw_tps else None,
+        )
+    return out
+
+
+# -- the serving child --------------------------------------------------------------
+def _child_serve(args: argparse.Namespace) -> dict[str, Any]:
+    """Open the index, type queries key by key, edit notes and time until searchable."""
+    from engine.api import Engine
+    from engine.catalog import Catalog
+
+    queries = json.loads(args.queries.read_text(encoding="utf-8"))
+    started = time.perf_counter()
+    if args.no_model:
+        engine = Engine.open(args.vault, index_dir=args.index_dir, embedder=None)
+    else:
+        engine = Engine.open(args.vault, index_dir=args.index_dir)
+    open_ms = (time.perf_counter() - started) * 1000
+    first_started = time.perf_counter()
+    engine.search(queries[0], as_you_type=False)
+    first_ms = (time.perf_counter() - first_started) * 1000
+    result: dict[str, Any] = {"open_ms": round(open_ms, 1), "first_search_ms": round(first_ms, 1)}
+    try:
+        result["as_you_type"] = _as_you_type(engine, queries)
+        result["keyword"] = _keyword(engine, queries)
+        catalog = Catalog(args.index_dir / "catalog.sqlite")
+        try:
+            result["update"] = _updates(engine, catalog, args.vault, vectors=not args.no_model)
+        finally:
+            catalog.close()
+        if not args.no_watch:
+            from engine.errors import CairnError
+            from engine.watch import measure_watch_latency
+
+            try:
+                result["watch"] = measure_watch_latency(engine)
+            except CairnError as exc:
+                _log(f"watch latency not measured: {exc}")
+                result["watch"] = {"error": str(exc)}
+    finally:
+        engine.close()
+    result["peak_rss_mb"] = _peak_rss_mb()
+    return result
+
+
+def _as_you_type(engine: Any, queries: list[str]) -> dict[str, Any]:
+    """Every prefix of every query, as typed: total and per-channel latency."""
+    totals: list[float] = []
+    per_channel: dict[str, list[float]] = {}
+    slowest: list[tuple[float, str]] = []
+    for query in queries:
+        for end in range(1, len(query) + 1):
+            prefix = query[:end]
+            results = engine.search(prefix, as_you_type=True)
+            totals.append(results.total_ms)
+            slowest.append((results.total_ms, prefix))
+            for name, status in results.channels.items():
+                per_channel.setdefault(name, []).append(status.ms)
+    slowest.sort(reverse=True)
+    return {
+        "keystrokes": len(totals),
+        **_percentiles(totals),
+        "per_channel": {name: _percentiles(values) for name, values in per_channel.items()},
+        "slowest": [{"ms": ms, "prefix": prefix} for ms, prefix in slowest[:5]],
+    }
+
+
+def _keyword(engine: Any, queries: list[str]) -> dict[str, Any]:
+    """Complete keyword queries on the full-text channel alone (compare with rg)."""
+    times = [engine.search(q, as_you_type=False, channels=("fulltext",)).total_ms for q in queries]
+    return _percentiles(times)
+
+
+def _updates(engine: Any, catalog: Any, vault: Path, *, vectors: bool) -> dict[str, Any]:
+    """Edit notes on disk; time save → reindex([path]) → found in every channel."""
+    notes = [p for p, _ in engine.notes()]
+    rng = random.Random(5)
+    people = [p for p in notes if p.startswith("People/")]
+    latencies: list[float] = []
+    reindex_ms: list[float] = []
+    timings: list[dict[str, float]] = []
+    for edit in range(_UPDATE_EDITS):
+        path = rng.choice(notes)
+        word = f"zqx{'abcdefghij'[edit]}vormbleth"
+        name = f"Quorblat Zenithar{'abcdefghij'[edit]}"
+        link = f" See [[{Path(rng.choice(people)).stem}]]." if people else ""
+        paragraph = f"\n\n## Bench edit {edit}\n\nWe met {name} to discuss the {word} rollout plan and its offline sync risks.{link}\n"
+        target = vault / path
+        with target.open("a", encoding="utf-8") as handle:
+            handle.write(paragraph)
+        saved = time.perf_counter()
+        report = engine.reindex([path])
+        reindex_ms.append((time.perf_counter() - saved) * 1000)
+        timings.append(report.timings)
+        deadline = saved + 30
+        while True:
+            if _searchable(engine, catalog, path, word, name, vectors=vectors):
+                latencies.append((time.perf_counter() - saved) * 1000)
+                break
+            if time.perf_counter() > deadline:
+                _log(f"update: {path} not searchable in every channel after 30 s")
+                latencies.append(float("inf"))
+                break
+    phase_ms = {k: round(statistics.median(t.get(k, 0.0) for t in timings) * 1000, 1) for k in timings[0]} if timings else {}
+    finite = [v for v in latencies if v != float("inf")]
+    return {
+        "edits": len(latencies),
+        "failed": len(latencies) - len(finite),
+        "searchable_ms": _percentiles(finite),
+        "reindex_ms": _percentiles(reindex_ms),
+        "reindex_phase_ms_median": phase_ms,
+    }
+
+
+def _searchable(engine: Any, catalog: Any, path: str, word: str, name: str, *, vectors: bool) -> bool:
+    """The edit is visible: full text finds the word, vectors' best chunk has it, graph knows the name."""
+    fulltext = engine.search(word, as_you_type=False, channels=("fulltext",), limit=5)
+    if not any(h.path == path for h in fulltext.hits):
+        return False
+    graph = engine.search(name, as_you_type=False, channels=("graph",), limit=10)
+    if not any(h.path == path for h in graph.hits):
+        return False
+    if not vectors:
+        return True
+    semantic = engine.search(f"met {name} to discuss the {word} rollout plan", as_you_type=False, channels=("vectors",), limit=10)
+    for hit in semantic.hits:
+        evidence = hit.channels.get("vectors")
+        if hit.path == path and evidence is not None and evidence.chunk_id is not None:
+            chunk = catalog.chunk(evidence.chunk_id)
+            return chunk is not None and word in chunk.chunk.text
+    return False
+
+
+# -- the parent ---------------------------------------------------------------------
+def _run_child(kind: str, argv: list[str]) -> dict[str, Any]:
+    command = [sys.executable, "-m", "engine.bench", kind, *argv]
+    done = subprocess.run(command, stdout=subprocess.PIPE, text=True, timeout=_CHILD_TIMEOUT_S, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"bench child {kind} failed with exit code {done.returncode}")
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+def _cold_open(vault: Path, index_dir: Path, query: str, *, no_model: bool, runs: int = 3) -> dict[str, Any]:
+    """Wall time of a fresh `python -m engine search` process, spawn to exit."""
+    command = [sys.executable, "-m", "engine", "search", str(vault), query, "--index-dir", str(index_dir), "--json", "--limit", "10"]
+    if no_model:
+        command.append("--no-model")
+    times: list[float] = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
+        times.append((time.perf_counter() - started) * 1000)
+        if done.returncode != 0:
+            raise RuntimeError(f"cold open failed: {done.stderr.strip()[-400:]}")
+    return {"runs_ms": [round(t, 1) for t in times], "median_ms": round(statistics.median(times), 1)}
+
+
+def _rg(vault: Path, queries: list[str]) -> dict[str, Any] | None:
+    """ripgrep over the same vault: any query word, case-insensitive, matching files listed."""
+    rg = shutil.which("rg")
+    if rg is None:
+        _log("rg (ripgrep) not found; apt-get install -y ripgrep — skipping the lexical reference")
+        return None
+    times: list[float] = []
+    for query in queries:
+        words = [w for w in query.split() if len(w) > 2] or query.split()
+        command = [rg, "-l", "-i", "-F", *(arg for w in words for arg in ("-e", w)), str(vault)]
+        started = time.perf_counter()
+        subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        times.append((time.perf_counter() - started) * 1000)
+    return _percentiles(times)
+
+
+def _machine() -> dict[str, Any]:
+    cpu = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        cpu = platform.processor()
+    memory_gb = None
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                memory_gb = round(int(line.split()[1]) / 1024 / 1024, 1)
+    except OSError:
+        memory_gb = None
+    return {
+        "cpus": os.cpu_count(),
+        "cpu": cpu,
+        "memory_gb": memory_gb,
+        "python": platform.python_version(),
+        "loadavg_1m": round(os.getloadavg()[0], 2),
+    }
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    """The whole benchmark; returns the JSON-able result."""
+    from engine.synth import SynthSpec, SynthVault, generate, keyword_queries
+
+    machine_before = _machine()
+    workdir = Path(args.workdir) if args.workdir else Path(tempfile.mkdtemp(prefix="cairn-bench-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    try:
+        if args.vault is not None:
+            source = Path(args.vault).expanduser().resolve()
+            vault = workdir / "vault"
+            _log(f"copying {source} (edits must not touch the real vault)")
+            shutil.copytree(source, vault, ignore=shutil.ignore_patterns(".cairn", ".obsidian", ".git"))
+            synth = SynthVault(root=vault, paths=[str(p.relative_to(vault)) for p in vault.rglob("*.md")])
+            synth.people = [Path(p).stem for p in synth.paths if p.lower().startswith("people/")]
+        else:
+            vault = workdir / "vault"
+            shutil.rmtree(vault, ignore_errors=True)
+            started = time.perf_counter()
+            synth = generate(vault, SynthSpec(args.notes, args.seed))
+            _log(f"generated {len(synth.paths)} notes, {synth.words} words in {time.perf_counter() - started:.1f}s")
+        queries = keyword_queries(synth, args.queries, seed=args.seed) if synth.projects else _titles_as_queries(synth, args.queries)
+        queries_file = workdir / "queries.json"
+        queries_file.write_text(json.dumps(queries), encoding="utf-8")
+        index_dir = workdir / "index"
+        shutil.rmtree(index_dir, ignore_errors=True)
+
+        common = ["--vault", str(vault), "--index-dir", str(index_dir)]
+        no_model = args.no_embed and not args.project_embed
+        if no_model:
+            common.append("--no-model")
+        _log("indexing (child process)")
+        index_argv = [*common]
+        if args.no_embed:
+            index_argv.append("--no-embed")
+        if args.embed_notes is not None:
+            index_argv += ["--embed-notes", str(args.embed_notes)]
+        indexed = _run_child("index", index_argv)
+        _log(f"indexed in {sum(indexed['phases_s'].values()):.1f}s: {indexed['phases_s']}")
+
+        serve_argv = ["--vault", str(vault), "--index-dir", str(index_dir), "--queries", str(queries_file)]
+        if args.no_watch:
+            serve_argv.append("--no-watch")
+        if args.no_embed:
+            serve_argv.append("--no-model")
+        _log("cold open (fresh processes)")
+        cold = _cold_open(vault, index_dir, queries[0], no_model=args.no_embed)
+        _log("serving: as-you-type and updates (child process)")
+        served = _run_child("serve", serve_argv)
+        _log("ripgrep reference")
+        rg = _rg(vault, queries)
+    finally:
+        if not args.keep and not args.workdir:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+    typing = served["as_you_type"]
+    update = served["update"]
+    return {
+        "notes": indexed["notes"],
+        "vault": "synthetic" if args.vault is None else str(args.vault),
+        "seed": args.seed if args.vault is None else None,
+        "embedding": "off" if args.no_embed else ("all" if args.embed_notes is None else f"{args.embed_notes} notes"),
+        "machine": {**machine_before, "loadavg_1m_end": _machine()["loadavg_1m"]},
+        "index": {
+            "phases_s": indexed["phases_s"],
+            "lexical_graph_s": indexed["lexical_graph_s"],
+            "cpu_s": indexed["cpu_s"],
+            "chunks": indexed["chunks"],
+            "links": indexed["links"],
+            "entities": indexed["entities"],
+            "embed_tokens": indexed.get("embed_tokens"),
+            "embed_tokens_per_s": indexed.get("embed_tokens_per_s"),
+            "raw_model_tokens_per_s": indexed.get("raw_model_tokens_per_s"),
+            "embed_ratio": indexed.get("embed_ratio"),
+            "embed_projected_s": indexed.get("embed_projected_s"),
+        },
+        "search_ms": {
+            "keystrokes": typing["keystrokes"],
+            "p50": typing["p50"],
+            "p95": typing["p95"],
+            "max": typing["max"],
+            "per_channel": typing["per_channel"],
+            "slowest": typing["slowest"],
+            "keyword_fulltext": served["keyword"],
+        },
+        "update_to_searchable_ms": update["searchable_ms"]["max"] if update["edits"] and not update["failed"] else None,
+        "update": update,
+        "watch_to_searchable_ms": served.get("watch", {}).get("median_ms"),
+        "watch": served.get("watch"),
+        "cold_open_ms": cold["median_ms"],
+        "cold_open": {**cold, "in_process_open_ms": served["open_ms"], "first_search_ms": served["first_search_ms"]},
+        "peak_rss_mb": {"indexing": indexed["peak_rss_mb"], "serving": served["peak_rss_mb"]},
+        "index_bytes": indexed["index_bytes"],
+        "rg_ms": rg,
+        "queries": queries,
+    }
+
+
+def _titles_as_queries(synth: Any, count: int) -> list[str]:
+    """Queries for a real vault: note titles and title words, deterministic."""
+    rng = random.Random(3)
+    stems = [Path(p).stem for p in synth.paths]
+    picks = rng.sample(stems, min(count, len(stems)))
+    return [p if i % 2 else " ".join(p.split()[:2]).lower() for i, p in enumerate(picks)] or ["note"]
+
+
+def render(result: dict[str, Any]) -> str:
+    """Human-readable summary of a bench result."""
+    idx = result["index"]
+    search = result["search_ms"]
+    lines = [
+        f"vault: {result['vault']} — {result['notes']} notes, {idx['chunks']} chunks, {idx['links']} links, {idx['entities']} entities; embedding {result['embedding']}",
+        f"machine: {result['machine']['cpus']} cpus, {result['machine']['memory_gb']} GB, {result['machine']['cpu']}",
+        "index phases: " + ", ".join(f"{k} {v:.2f}s" for k, v in idx["phases_s"].items()) + f" (lexical+graph {idx['lexical_graph_s']:.1f}s)",
+    ]
+    if idx.get("embed_tokens_per_s"):
+        lines.append(
+            f"embedding: {idx['embed_tokens_per_s']:.0f} tokens/s vs raw model {idx['raw_model_tokens_per_s']:.0f} tokens/s = {idx['embed_ratio']:.0%}"
+        )
+    elif idx.get("raw_model_tokens_per_s"):
+        lines.append(
+            f"embedding not run: raw model {idx['raw_model_tokens_per_s']:.0f} tokens/s; {idx['embed_tokens']} tokens would take ~{idx['embed_projected_s']:.0f}s"
+        )
+    lines.append(
+        f"as-you-type ({search['keystrokes']} keystrokes): p50 {search['p50']:.1f} ms, p95 {search['p95']:.1f} ms, max {search['max']:.1f} ms"
+    )
+    for name, stats in search["per_channel"].items():
+        lines.append(f"  {name:<9} p50 {stats['p50']:.1f} ms, p95 {stats['p95']:.1f} ms, max {stats['max']:.1f} ms")
+    lines.append(f"keyword queries, full text only: p50 {search['keyword_fulltext']['p50']:.1f} ms, p95 {search['keyword_fulltext']['p95']:.1f} ms")
+    if result["rg_ms"]:
+        lines.append(f"ripgrep, same queries: p50 {result['rg_ms']['p50']:.1f} ms, p95 {result['rg_ms']['p95']:.1f} ms")
+    update = result["update"]
+    lines.append(
+        f"edit → searchable in all channels: max {update['searchable_ms']['max']:.0f} ms, p50 {update['searchable_ms']['p50']:.0f} ms over {update['edits']} edits ({update['failed']} failed)"
+    )
+    lines.append(f"cold open to first result: {result['cold_open_ms']:.0f} ms (fresh process)")
+    lines.append(f"peak RSS: indexing {result['peak_rss_mb']['indexing']:.0f} MB, serving {result['peak_rss_mb']['serving']:.0f} MB")
+    lines.append(f"index size: {result['index_bytes'] / 1e6:.1f} MB")
+    return "\n".join(lines) + "\n"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The `engine bench` options (shared by the CLI and `python -m engine.bench`)."""
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--notes", type=int, default=1000, help="generate a synthetic vault of N notes (default 1000)")
+    source.add_argument("--vault", type=Path, help="benchmark a copy of a real vault instead")
+    parser.add_argument("--seed", type=int, default=42, help="seed of the synthetic vault (default 42)")
+    parser.add_argument("--no-embed", action="store_true", help="skip embedding (lexical and graph only); vectors off")
+    parser.add_argument(
+        "--project-embed", action="store_true",
+        help="with --no-embed: still load the model to time it on a sample and project the embedding phase",
+    )
+    parser.add_argument("--embed-notes", type=int, help="embed only K seeded-random notes (smoke tests)")
+    parser.add_argument(
+        "--queries", type=int, default=_SERVE_QUERIES,
+        help=f"how many queries to type key by key (default {_SERVE_QUERIES})",
+    )
+    parser.add_argument("--no-watch", action="store_true", help="skip the file-watcher latency measurement")
+    parser.add_argument("--workdir", type=Path, help="where the vault and index go (kept); default a temp dir")
+    parser.add_argument("--keep", action="store_true", help="keep the temp dir")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--out", type=Path, help="also write the JSON result to FILE")
+
+
+def main(args: argparse.Namespace) -> int:
+    """Run the benchmark and print the result (JSON or human)."""
+    result = run(args)
+    payload = json.dumps(result, indent=2)
+    if args.out:
+        args.out.write_text(payload + "\n", encoding="utf-8")
+    sys.stdout.write(payload + "\n" if args.json else render(result))
+    return 0
+
+
+def _child_main(argv: Sequence[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m engine.bench")
+    sub = parser.add_subparsers(dest="kind", required=True)
+    for kind in ("index", "serve"):
+        child = sub.add_parser(kind)
+        child.add_argument("--vault", type=Path, required=True)
+        child.add_argument("--index-dir", type=Path, required=True)
+        child.add_argument("--no-model", action="store_true")
+        child.add_argument("--no-embed", action="store_true")
+        child.add_argument("--embed-notes", type=int)
+        child.add_argument("--queries", type=Path)
+        child.add_argument("--no-watch", action="store_true")
+    args = parser.parse_args(argv)
+    result = _child_index(args) if args.kind == "index" else _child_serve(args)
+    sys.stdout.write(json.dumps(result) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_child_main(sys.argv[1:]))

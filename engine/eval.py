@@ -1,0 +1,501 @@
+"""Retrieval quality on labelled queries: metrics, per-channel breakdown and contribution."""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from engine.channels.fulltext import analyze_text
+from engine.channels.graph import answers_relation, entity_coverage
+from engine.errors import ConfigError
+from engine.fusion import fuse, term_coverage
+from engine.query import parse_query
+from engine.records import CHANNEL_NAMES, ChannelName, Hit, SearchResults
+from engine.search import query_stems
+
+if TYPE_CHECKING:
+    from engine.api import Engine
+
+__all__ = [
+    "METRIC_NAMES",
+    "EvalReport",
+    "QueryMetrics",
+    "contribution",
+    "evaluate",
+    "load_qrels",
+    "load_queries",
+    "mean_metrics",
+    "ndcg_at",
+    "percentile",
+    "precision_at",
+    "query_metrics",
+    "recall_at",
+    "reciprocal_rank",
+    "report_to_json",
+]
+
+METRIC_NAMES = ("P@5", "R@5", "MRR", "nDCG@10")
+# Hits with these labels were put first by the title/alias floor, not by a channel.
+_FLOOR_LABELS = frozenset({"exact_title_match", "alias_hit"})
+
+Grades = Mapping[str, int]
+
+
+# -- metrics (pure) -------------------------------------------------------------------
+def _dedupe(ranked: Sequence[str]) -> list[str]:
+    """The ranking with repeated keys dropped (a note counts once, at its best rank)."""
+    return list(dict.fromkeys(ranked))
+
+
+def precision_at(ranked: Sequence[str], grades: Grades, k: int) -> float:
+    """Relevant notes (grade >= 1) among the first k, divided by k."""
+    top = _dedupe(ranked)[:k]
+    return sum(1 for path in top if grades.get(path, 0) > 0) / k
+
+
+def recall_at(ranked: Sequence[str], grades: Grades, k: int) -> float:
+    """Share of the relevant notes found in the first k (0 when nothing is relevant)."""
+    relevant = sum(1 for grade in grades.values() if grade > 0)
+    if relevant == 0:
+        return 0.0
+    top = _dedupe(ranked)[:k]
+    return sum(1 for path in top if grades.get(path, 0) > 0) / relevant
+
+
+def reciprocal_rank(ranked: Sequence[str], grades: Grades) -> float:
+    """1 / rank of the first relevant note, 0 when none is ranked."""
+    for rank, path in enumerate(_dedupe(ranked), start=1):
+        if grades.get(path, 0) > 0:
+            return 1.0 / rank
+    return 0.0
+
+
+def ndcg_at(ranked: Sequence[str], grades: Grades, k: int) -> float:
+    """nDCG@k with linear gain (gain = grade) and the ideal ordering taken from the qrels."""
+    dcg = sum(
+        max(0, grades.get(path, 0)) / math.log2(rank + 1)
+        for rank, path in enumerate(_dedupe(ranked)[:k], start=1)
+    )
+    ideal = sorted((g for g in grades.values() if g > 0), reverse=True)[:k]
+    idcg = sum(grade / math.log2(rank + 1) for rank, grade in enumerate(ideal, start=1))
+    return dcg / idcg if idcg > 0 else 0.0
+
+
+def query_metrics(ranked: Sequence[str], grades: Grades) -> dict[str, float]:
+    """P@5, R@5, MRR and nDCG@10 of one ranking."""
+    return {
+        "P@5": precision_at(ranked, grades, 5),
+        "R@5": recall_at(ranked, grades, 5),
+        "MRR": reciprocal_rank(ranked, grades),
+        "nDCG@10": ndcg_at(ranked, grades, 10),
+    }
+
+
+def mean_metrics(per_query: Iterable[Mapping[str, float]]) -> dict[str, float]:
+    """Average each metric over queries (all zeros for no queries)."""
+    rows = list(per_query)
+    if not rows:
+        return dict.fromkeys(METRIC_NAMES, 0.0)
+    return {name: sum(row[name] for row in rows) / len(rows) for name in METRIC_NAMES}
+
+
+def percentile(values: Sequence[float], pct: float) -> float:
+    """The pct-th percentile with linear interpolation between closest ranks (numpy's default)."""
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    position = (len(ordered) - 1) * pct / 100.0
+    low = math.floor(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def contribution(
+    fused_top: Sequence[str],
+    channel_lists: Mapping[str, Sequence[str]],
+    without: Mapping[str, Sequence[str]],
+    grades: Grades,
+    *,
+    top: int = 5,
+    own_top: int = 10,
+) -> dict[str, tuple[int, int]]:
+    """Per channel: (unique relevant, displaced relevant) for one query.
+
+    Unique: relevant notes in the fused top `top` that this channel ranked and no
+    other channel had in its own top `own_top`. Displaced: relevant notes in the top
+    `top` of the fusion without this channel (`without[channel]`) that are not in the
+    fused top `top`.
+    """
+    fused = set(_dedupe(fused_top)[:top])
+    heads = {name: set(ranked[:own_top]) for name, ranked in channel_lists.items()}
+    out: dict[str, tuple[int, int]] = {}
+    for name, ranked in channel_lists.items():
+        mine = set(ranked)
+        others = set().union(*(head for other, head in heads.items() if other != name))
+        unique = sum(
+            1 for path in fused if grades.get(path, 0) > 0 and path in mine and path not in others
+        )
+        displaced = sum(
+            1
+            for path in _dedupe(without.get(name, ()))[:top]
+            if grades.get(path, 0) > 0 and path not in fused
+        )
+        out[name] = (unique, displaced)
+    return out
+
+
+# -- data ------------------------------------------------------------------------------
+def _rows(path: Path, columns: int) -> Iterable[tuple[int, list[str]]]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{path}: {exc}") from exc
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        parts = line.split("\t")
+        if len(parts) < columns:
+            raise ConfigError(f"{path}:{number}: expected {columns} tab-separated columns")
+        if number == 1 and parts[0].strip().lower() == "qid":
+            continue  # header
+        yield number, [p.strip() for p in parts]
+
+
+def load_queries(path: Path) -> list[tuple[str, str]]:
+    """(qid, query) pairs from a `qid<TAB>query` file with an optional header."""
+    return [(parts[0], parts[1]) for _, parts in _rows(path, 2)]
+
+
+def load_qrels(path: Path) -> dict[str, dict[str, int]]:
+    """qid → {path: grade} from a `qid<TAB>path<TAB>grade` file with an optional header."""
+    qrels: dict[str, dict[str, int]] = {}
+    for number, parts in _rows(path, 3):
+        try:
+            grade = int(parts[2])
+        except ValueError as exc:
+            raise ConfigError(f"{path}:{number}: grade {parts[2]!r} is not an integer") from exc
+        qrels.setdefault(parts[0], {})[parts[1]] = grade
+    return qrels
+
+
+# -- running -----------------------------------------------------------------------------
+@dataclass
+class QueryMetrics:
+    """One query's evaluation: metrics per ranking and what each channel found."""
+
+    qid: str
+    query: str
+    grades: dict[str, int]
+    hybrid: dict[str, float]
+    channels: dict[str, dict[str, float]]
+    contribution: dict[str, tuple[int, int]]
+    ms: float
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class EvalReport:
+    """Averaged metrics over a query set."""
+
+    hybrid: dict[str, float]
+    channels: dict[str, dict[str, float]]
+    contribution: dict[str, dict[str, int]]
+    queries: int
+    latency_ms: dict[str, float]
+    skipped: list[str] = field(default_factory=list)
+    refusion_mismatches: int = 0
+
+
+def _channel_list(results: SearchResults, name: ChannelName) -> list[str]:
+    """A channel's own ranking, recovered from a single-channel search (floor-only hits dropped)."""
+    ranked = [(hit.channels[name].rank, hit.path) for hit in results.hits if name in hit.channels]
+    return [path for _, path in sorted(ranked)]
+
+
+def _hit_row(rank: int, hit: Hit, grades: Grades) -> dict[str, Any]:
+    return {
+        "rank": rank,
+        "path": hit.path,
+        "grade": grades.get(hit.path, 0),
+        "score": hit.score,
+        "label": hit.label,
+        "channels": {
+            name: {
+                "rank": ev.rank,
+                "score": ev.score,
+                **({"terms": list(ev.matched_terms)} if ev.matched_terms else {}),
+                **({"graph_path": list(ev.graph_path)} if ev.graph_path else {}),
+            }
+            for name, ev in hit.channels.items()
+        },
+    }
+
+
+def evaluate(
+    engine: Engine,
+    queries: Sequence[tuple[str, str]],
+    qrels: Mapping[str, Mapping[str, int]],
+    *,
+    channels: Sequence[ChannelName] = CHANNEL_NAMES,
+    limit: int = 100,
+    on_query: Callable[[QueryMetrics], None] | None = None,
+) -> EvalReport:
+    """Run every judged query (hybrid and each channel alone) and average the metrics.
+
+    Args:
+        engine: an open, indexed engine.
+        queries: (qid, query) pairs; queries without judgments are skipped.
+        qrels: qid → {path: grade}.
+        channels: the channels the hybrid fuses and that are measured alone.
+        limit: hits requested per search.
+        on_query: called with each query's result (per-query output).
+    """
+    fusion = engine.config.fusion
+    # Single-channel searches must return the whole list fusion sees, plus room for floors.
+    channel_limit = max(limit, *fusion.depths.values()) + 10
+    per_query: list[QueryMetrics] = []
+    latencies: list[float] = []
+    skipped: list[str] = []
+    mismatches = 0
+    for qid, text in queries:
+        grades = dict(qrels.get(qid, {}))
+        if not any(grade > 0 for grade in grades.values()):
+            skipped.append(qid)
+            continue
+        started = time.perf_counter()
+        hybrid = engine.search(text, limit=limit, channels=channels, as_you_type=False)
+        latencies.append((time.perf_counter() - started) * 1000.0)
+        fused = [hit.path for hit in hybrid.hits]
+        floors = [hit.path for hit in hybrid.hits if hit.label in _FLOOR_LABELS]
+
+        alone: dict[ChannelName, SearchResults] = {}
+        lists: dict[str, list[str]] = {}
+        for name in channels:
+            alone[name] = engine.search(text, limit=channel_limit, channels=[name], as_you_type=False)
+            lists[name] = _channel_list(alone[name], name)
+        graph_hits = alone["graph"].hits if "graph" in alone else ()
+        graph_top = next(
+            (
+                hit.channels["graph"]
+                for hit in graph_hits
+                if "graph" in hit.channels and hit.channels["graph"].rank == 1
+            ),
+            None,
+        )
+        relational = graph_top is not None and answers_relation(
+            text, hybrid.recognized_entities, graph_top.graph_relation
+        )
+        factors = _keyword_factors(alone.get("fulltext"), text, fusion.keyword_coverage_power)
+        if "graph" in lists and lists["graph"] and fusion.entity_coverage_power > 0:
+            coverage = entity_coverage(text, hybrid.recognized_entities) ** fusion.entity_coverage_power
+            factors["graph"] = dict.fromkeys(lists["graph"], coverage)
+        refused = [
+            path for path, _ in fuse(lists, fusion, floors, relational=relational, factors=factors)
+        ]
+        if refused[: len(fused)] != fused:
+            mismatches += 1
+        without: dict[str, list[str]] = {
+            name: [
+                path
+                for path, _ in fuse(
+                    {o: r for o, r in lists.items() if o != name},
+                    fusion,
+                    floors,
+                    relational=relational,
+                    factors=factors,
+                )
+            ]
+            for name in channels
+        }
+        result = QueryMetrics(
+            qid=qid,
+            query=text,
+            grades=grades,
+            hybrid=query_metrics(fused, grades),
+            channels={
+                name: query_metrics([h.path for h in alone[name].hits], grades) for name in channels
+            },
+            contribution=contribution(fused, lists, without, grades),
+            ms=round(latencies[-1], 2),
+            detail=_detail(hybrid, lists, grades),
+        )
+        per_query.append(result)
+        if on_query is not None:
+            on_query(result)
+    totals: dict[str, dict[str, int]] = {
+        name: {"unique_relevant": 0, "displaced_relevant": 0} for name in channels
+    }
+    for result in per_query:
+        for channel, (unique, displaced) in result.contribution.items():
+            totals[channel]["unique_relevant"] += unique
+            totals[channel]["displaced_relevant"] += displaced
+    return EvalReport(
+        hybrid=mean_metrics(r.hybrid for r in per_query),
+        channels={name: mean_metrics(r.channels[name] for r in per_query) for name in channels},
+        contribution=totals,
+        queries=len(per_query),
+        latency_ms={
+            "p50": round(percentile(latencies, 50), 2),
+            "p95": round(percentile(latencies, 95), 2),
+        },
+        skipped=skipped,
+        refusion_mismatches=mismatches,
+    )
+
+
+def _keyword_factors(results: SearchResults | None, text: str, power: float) -> dict[str, dict[str, float]]:
+    """The search's per-hit keyword factors, rebuilt from a full-text-only search's evidence."""
+    if results is None or power <= 0:
+        return {}
+    stems = query_stems(parse_query(text, as_you_type=False), analyze_text)
+    return {
+        "fulltext": {
+            hit.path: term_coverage(hit.channels["fulltext"].matched_terms, stems, power)
+            for hit in results.hits
+            if "fulltext" in hit.channels
+        }
+    }
+
+
+def _detail(hybrid: SearchResults, lists: Mapping[str, Sequence[str]], grades: Grades) -> dict[str, Any]:
+    """What a miss needs for diagnosis: the top 10 with channel evidence, where relevant notes sat."""
+    positions = {name: {path: rank for rank, path in enumerate(ranked, 1)} for name, ranked in lists.items()}
+    fused_rank = {hit.path: rank for rank, hit in enumerate(hybrid.hits, start=1)}
+    return {
+        "top": [_hit_row(rank, hit, grades) for rank, hit in enumerate(hybrid.hits[:10], start=1)],
+        "relevant": [
+            {
+                "path": path,
+                "grade": grade,
+                "fused_rank": fused_rank.get(path),
+                "channel_ranks": {name: pos.get(path) for name, pos in positions.items()},
+            }
+            for path, grade in sorted(grades.items(), key=lambda kv: (-kv[1], kv[0]))
+            if grade > 0
+        ],
+        "entities": {
+            "recognized": list(hybrid.recognized_entities),
+            "expanded": list(hybrid.expanded_entities),
+        },
+        "channel_status": {
+            name: st.status + (f": {st.message}" if st.message else "")
+            for name, st in hybrid.channels.items()
+        },
+    }
+
+
+def query_to_json(result: QueryMetrics) -> dict[str, Any]:
+    """One line of the per-query JSONL output."""
+    return {
+        "qid": result.qid,
+        "query": result.query,
+        "relevant": result.grades,
+        "hybrid": _rounded(result.hybrid),
+        "channels": {name: _rounded(m) for name, m in result.channels.items()},
+        "contribution": {
+            name: {"unique_relevant": u, "displaced_relevant": d}
+            for name, (u, d) in result.contribution.items()
+        },
+        "ms": result.ms,
+        **result.detail,
+    }
+
+
+def _rounded(metrics: Mapping[str, float]) -> dict[str, float]:
+    return {name: round(value, 4) for name, value in metrics.items()}
+
+
+def report_to_json(report: EvalReport) -> dict[str, Any]:
+    """The documented `engine eval --json` object."""
+    return {
+        "hybrid": _rounded(report.hybrid),
+        "channels": {name: _rounded(m) for name, m in report.channels.items()},
+        "contribution": report.contribution,
+        "queries": report.queries,
+        "latency_ms": report.latency_ms,
+    }
+
+
+def write_table(report: EvalReport, out: TextIO) -> None:
+    """A plain-text table of the report."""
+    out.write(f"{'ranking':<10}" + "".join(f"{name:>9}" for name in METRIC_NAMES) + "\n")
+    rows = [("hybrid", report.hybrid), *report.channels.items()]
+    for label, metrics in rows:
+        out.write(f"{label:<10}" + "".join(f"{metrics[name]:>9.3f}" for name in METRIC_NAMES) + "\n")
+    out.write("\ncontribution (relevant notes in the fused top 5)\n")
+    for name, counts in report.contribution.items():
+        out.write(
+            f"  {name:<9} unique {counts['unique_relevant']:>4}   displaced {counts['displaced_relevant']:>4}\n"
+        )
+    out.write(
+        f"\n{report.queries} queries; hybrid latency p50 {report.latency_ms['p50']:.1f} ms, "
+        f"p95 {report.latency_ms['p95']:.1f} ms\n"
+    )
+
+
+def below_floors(report: EvalReport, floors: Mapping[str, float | None]) -> list[str]:
+    """The hybrid metrics under their floor, as `name value < floor` strings."""
+    failed = []
+    for name, floor in floors.items():
+        if floor is not None and report.hybrid[name] < floor:
+            failed.append(f"{name} {report.hybrid[name]:.4f} < {floor}")
+    return failed
+
+
+def run_command(args: Any, engine: Engine, progress: Callable[[Any], None], err: TextIO, out: TextIO) -> int:
+    """The body of `engine eval`: reindex, evaluate, print; returns an exit code."""
+    queries = load_queries(args.queries)
+    qrels = load_qrels(args.qrels)
+    if args.qid_prefix:
+        queries = [(qid, text) for qid, text in queries if qid.startswith(tuple(args.qid_prefix))]
+    channels = _parse_channels(args.channels)
+    engine.reindex(progress=progress)
+    status = engine.status()
+    if "vectors" in channels and status.embedded_chunks < status.chunks:
+        err.write(f"note: only {status.embedded_chunks}/{status.chunks} chunks are embedded\n")
+    per_query_file = open(args.per_query, "w", encoding="utf-8") if args.per_query else None  # noqa: SIM115
+    done = 0
+
+    def on_query(result: QueryMetrics) -> None:
+        nonlocal done
+        done += 1
+        if per_query_file is not None:
+            per_query_file.write(json.dumps(query_to_json(result), ensure_ascii=False) + "\n")
+        if done % 25 == 0:
+            err.write(f"eval: {done}/{len(queries)}\n")
+
+    try:
+        report = evaluate(engine, queries, qrels, channels=channels, limit=args.limit, on_query=on_query)
+    finally:
+        if per_query_file is not None:
+            per_query_file.close()
+    if report.skipped:
+        err.write(f"note: {len(report.skipped)} queries have no relevant note in the qrels and were skipped\n")
+    if report.refusion_mismatches:
+        err.write(
+            f"note: {report.refusion_mismatches} queries re-fused differently from the search "
+            "(contribution counts are approximate for them)\n"
+        )
+    if args.json:
+        out.write(json.dumps(report_to_json(report), indent=2) + "\n")
+    else:
+        write_table(report, out)
+    failed = below_floors(
+        report, {"nDCG@10": args.min_ndcg, "R@5": args.min_recall5, "MRR": args.min_mrr}
+    )
+    for line in failed:
+        err.write(f"below floor: {line}\n")
+    return 6 if failed else 0
+
+
+def _parse_channels(spec: str) -> tuple[ChannelName, ...]:
+    names = [c.strip() for c in spec.split(",") if c.strip()]
+    unknown = [c for c in names if c not in CHANNEL_NAMES]
+    if unknown or not names:
+        raise ConfigError(f"unknown or no channel(s): {', '.join(unknown) or spec!r}")
+    return tuple(c for c in CHANNEL_NAMES if c in names)

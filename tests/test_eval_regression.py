@@ -1,0 +1,138 @@
+"""Retrieval quality must not regress: `engine eval` on labelled sets, with floors."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from engine.api import Engine
+from engine.cli import main
+from engine.eval import evaluate, load_qrels, load_queries
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "tests" / "data"
+BRAINBENCH = ROOT.parent / "shared" / "datasets" / "brainbench"
+
+# Floors sit a little under the numbers measured with the default configuration
+# (docs/QUALITY.md); a change that drops below one is a quality regression.
+SAMPLE_FLOORS = {"nDCG@10": 0.87, "R@5": 0.91, "MRR": 0.90}
+BRAINBENCH_FLOORS = {"nDCG@10": 0.81, "R@5": 0.86, "MRR": 0.79}
+BRAINBENCH_RELATIONAL_FLOORS = {"nDCG@10": 0.90, "R@5": 0.94, "MRR": 0.89}
+
+
+def _eval_json(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict[str, object]]:
+    code = main(["eval", "--json", *args])
+    captured = capsys.readouterr()
+    return code, json.loads(captured.out) if captured.out.strip() else {}
+
+
+def _floor_args(floors: dict[str, float]) -> list[str]:
+    return [
+        "--min-ndcg", str(floors["nDCG@10"]),
+        "--min-recall5", str(floors["R@5"]),
+        "--min-mrr", str(floors["MRR"]),
+    ]
+
+
+@pytest.fixture(scope="module")
+def sample_eval_dirs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    base = tmp_path_factory.mktemp("eval-sample")
+    vault = base / "vault"
+    shutil.copytree(ROOT / "sample_vault", vault)
+    return vault, base / "index"
+
+
+def test_sample_vault_quality(
+    sample_eval_dirs: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    vault, index = sample_eval_dirs
+    per_query = tmp_path / "per-query.jsonl"
+    code, report = _eval_json(
+        capsys,
+        "--vault", str(vault),
+        "--queries", str(DATA / "sample_queries.tsv"),
+        "--qrels", str(DATA / "sample_qrels.tsv"),
+        "--index-dir", str(index),
+        "--per-query", str(per_query),
+        *_floor_args(SAMPLE_FLOORS),
+    )
+    assert code == 0, report
+    assert report["queries"] == 39
+    hybrid = report["hybrid"]
+    channels = report["channels"]
+    assert isinstance(hybrid, dict) and isinstance(channels, dict)
+    assert set(channels) == {"fulltext", "vectors", "graph"}
+    # Fusion must beat every channel alone on nDCG@10.
+    assert hybrid["nDCG@10"] > max(c["nDCG@10"] for c in channels.values())
+    assert set(report["contribution"]["graph"]) == {"unique_relevant", "displaced_relevant"}  # type: ignore[index]
+    latency = report["latency_ms"]
+    assert isinstance(latency, dict) and 0 < latency["p50"] <= latency["p95"]
+
+    lines = [json.loads(line) for line in per_query.read_text(encoding="utf-8").splitlines()]
+    assert len(lines) == 39
+    row = next(line for line in lines if line["qid"] == "rel-04")
+    assert row["query"] == "who chose Postgres as the database for Beacon"
+    assert row["relevant"][0]["path"] == "People/José Álvarez.md"  # grade 2 sorts first
+    assert len(row["top"]) == 10
+    assert {"rank", "path", "grade", "channels"} <= set(row["top"][0])
+    assert "Beacon" in row["entities"]["recognized"]
+    assert set(row["relevant"][0]["channel_ranks"]) == {"fulltext", "vectors", "graph"}
+
+
+def test_eval_fails_with_exit_6_below_a_floor(
+    sample_eval_dirs: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    vault, index = sample_eval_dirs
+    code, report = _eval_json(
+        capsys,
+        "--vault", str(vault),
+        "--queries", str(DATA / "sample_queries.tsv"),
+        "--qrels", str(DATA / "sample_qrels.tsv"),
+        "--index-dir", str(index),
+        "--channels", "fulltext",
+        "--min-mrr", "1.01",
+    )
+    assert code == 6
+    assert set(report["channels"]) == {"fulltext"}  # type: ignore[arg-type]
+
+
+def test_refusion_reproduces_the_search(sample_eval_dirs: tuple[Path, Path]) -> None:
+    """Contribution counts re-fuse channel lists; that must give the search's own order."""
+    vault, index = sample_eval_dirs
+    with Engine.open(vault, index_dir=index) as engine:
+        engine.reindex()
+        report = evaluate(
+            engine,
+            load_queries(DATA / "sample_queries.tsv"),
+            load_qrels(DATA / "sample_qrels.tsv"),
+        )
+    assert report.queries == 39
+    assert report.refusion_mismatches == 0
+
+
+@pytest.mark.slow
+def test_brainbench_quality(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    if not BRAINBENCH.is_dir():
+        pytest.skip("the shared datasets are not present")
+    common = [
+        "--vault", str(BRAINBENCH / "vault"),
+        "--queries", str(BRAINBENCH / "queries.tsv"),
+        "--qrels", str(BRAINBENCH / "qrels.tsv"),
+        "--index-dir", str(tmp_path / "index"),
+    ]
+    code, report = _eval_json(capsys, *common, *_floor_args(BRAINBENCH_FLOORS))
+    assert code == 0, report
+    assert report["queries"] == 179
+    hybrid = report["hybrid"]
+    channels = report["channels"]
+    assert isinstance(hybrid, dict) and isinstance(channels, dict)
+    assert hybrid["nDCG@10"] > max(c["nDCG@10"] for c in channels.values())
+
+    code, relational = _eval_json(
+        capsys, *common, "--qid-prefix", "rel-", *_floor_args(BRAINBENCH_RELATIONAL_FLOORS)
+    )
+    assert code == 0, relational
+    assert relational["queries"] == 95

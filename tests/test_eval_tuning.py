@@ -1,0 +1,74 @@
+"""The pure pieces the quality tuning added: query intent, keyword coverage, fusion factors."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.channels.graph import answers_relation, asks_for_related
+from engine.config import FusionConfig
+from engine.entities import displayed_text
+from engine.fusion import fuse, term_coverage, weighted_rrf
+
+
+@pytest.mark.parametrize(
+    ("query", "named", "expected"),
+    [
+        ("Who attended Beta Board Meeting Q2 2025?", ["Beta Board Meeting Q2 2025"], True),
+        ("Who invested in Acme?", ["Acme"], True),
+        ("who is Adam Lee", ["Adam Lee"], False),  # "who is X" asks for X itself
+        ("Who is older, Sid Haig or Vic Darchinyan?", ["Sid Haig", "Vic Darchinyan"], False),
+        ("what did Acme build", ["Acme"], False),  # not a who-question
+        ("Who invested?", [], False),  # nothing named
+        ("who attended the Atlas kickoff", ["Atlas", "kickoff"], True),  # a lowercase tag is no name
+    ],
+)
+def test_who_questions_about_one_named_entity(query: str, named: list[str], expected: bool) -> None:
+    assert asks_for_related(query, named) is expected
+
+
+def test_the_graph_answers_only_over_written_links() -> None:
+    assert answers_relation("Who invested in Acme?", ["Acme"], "linked from")
+    assert answers_relation("Who invested in Acme?", ["Acme"], "links to")
+    assert not answers_relation("Who invested in Acme?", ["Acme"], "co-occurs")
+    assert not answers_relation("Who invested in Acme?", ["Acme"], None)
+
+
+def test_term_coverage() -> None:
+    assert term_coverage(["a", "b"], ["a", "b", "c", "d"], 1.0) == pytest.approx(0.5)
+    assert term_coverage(["a"], ["a", "b"], 2.0) == pytest.approx(0.25)
+    assert term_coverage(["z"], ["a", "b"], 1.0) == 0.0
+    assert term_coverage([], [], 1.0) == 1.0
+
+
+def test_factors_scale_one_channels_vote() -> None:
+    rankings = {"fulltext": ["weak", "x"], "vectors": ["good", "weak"]}
+    plain = weighted_rrf(rankings, k=10, weights={})
+    assert plain[0][0] == "weak"  # rank 1 + rank 2 beats rank 1 alone
+    scaled = weighted_rrf(rankings, k=10, weights={}, factors={"fulltext": {"weak": 0.01}})
+    assert scaled[0][0] == "good"
+    assert dict(scaled)["weak"] == pytest.approx(0.01 / 11 + 1 / 12)
+
+
+def test_fuse_ignores_factors_for_a_single_channel() -> None:
+    config = FusionConfig(k=10)
+    alone = fuse({"fulltext": ["a", "b"]}, config, factors={"fulltext": {"a": 0.01}})
+    assert [key for key, _ in alone] == ["a", "b"]
+
+
+def test_fuse_relational_boosts_the_graph() -> None:
+    config = FusionConfig(k=10, relational_graph_boost=5.0)
+    rankings = {"fulltext": ["meeting", "person"], "graph": ["person"]}
+    assert fuse(rankings, config)[0][0] == "person"
+    rankings = {"fulltext": ["meeting", "x", "y", "person"], "vectors": ["meeting"], "graph": ["person"]}
+    assert fuse(rankings, config)[0][0] == "meeting"
+    assert fuse(rankings, config, relational=True)[0][0] == "person"
+
+
+def test_fuse_puts_floors_first() -> None:
+    config = FusionConfig(k=10)
+    assert [k for k, _ in fuse({"fulltext": ["a", "b"]}, config, ["b", "new"])] == ["b", "new", "a"]
+
+
+def test_displayed_text_reduces_links_to_what_a_reader_sees() -> None:
+    text = "met [[people/mia-brown-0|Mia Brown]] and [[Note#Part]] ![[img.png]] [site](http://x.y) [[a/b.md]]"
+    assert displayed_text(text) == "met Mia Brown and Note img.png site b"
