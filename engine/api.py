@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import logging
 import os
 import re
 import shutil
 import threading
 import time
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Iterator
 from pathlib import Path
 
 from engine.catalog import Catalog
@@ -78,6 +80,8 @@ class Engine:
         self._embedder = embedder
         self._model_problem = model_problem
         self._reindex_lock = threading.Lock()
+        self._turn = threading.Condition()
+        self._waiting_writers = 0
         self._lock = WriterLock(index_dir / "writer.lock")
         # Repairs write to the index, so only a process that can take the writer lock
         # makes them; while another process writes, this one just reads.
@@ -389,21 +393,74 @@ class Engine:
         Raises:
             IndexLocked: another process is writing this index.
         """
-        with self._reindex_lock, self._lock.held():
+        backlog = embed and paths is None and self._embedder is not None
+        with self._writer_turn(), self._lock.held():
             self._catch_up()  # another process may have written since this one last looked
-            report = self._indexer.reindex(paths, full=full, progress=progress, embed=embed)
-            generation = self._catalog.generation
-            self._manifest.generations["fulltext"] = generation
-            if self._embedder is not None:
-                self._manifest.generations["vectors"] = generation
-                self._manifest.model_id = self._embedder.model_id
-            self._save_manifest()
-            self._seen_state = self._index_state()
+            report = self._indexer.reindex(paths, full=full, progress=progress, embed=embed and not backlog)
+            self._commit_generations()
+        if not backlog:
             return report
+        started = time.perf_counter()
+        embedded = self._embed_in_turns(progress or (lambda _p: None))
+        timings = {**report.timings, "embed": round(time.perf_counter() - started, 3)}
+        return dataclasses.replace(report, embedded_chunks=embedded, timings=timings)
+
+    def _embed_in_turns(self, progress: ProgressFn) -> int:
+        """Embed the backlog in turns, stepping aside whenever a save or watcher update waits.
+
+        A first index of a big vault embeds for minutes; an edit saved meanwhile must
+        not wait for all of it. Between two batches, if another thread wants to write,
+        this loop lets it go first and then carries on.
+        """
+        total = 0
+        while True:
+            try:
+                with self._writer_turn(), self._lock.held():
+                    done = self._indexer.embed_pending(progress, should_yield=self._writers_waiting)
+                    if done:
+                        self._vectors.save()
+                        self._commit_generations()
+            except IndexLocked:
+                return total  # another process took over writing; it embeds the rest
+            total += done
+            if not self._writers_waiting():
+                return total
+            with self._turn:
+                self._turn.wait_for(lambda: self._waiting_writers == 0, timeout=30)
+
+    @contextlib.contextmanager
+    def _writer_turn(self) -> Iterator[None]:
+        """Hold the in-process writer lock, counted as waiting while blocked on it."""
+        with self._turn:
+            self._waiting_writers += 1
+        try:
+            self._reindex_lock.acquire()
+        finally:
+            with self._turn:
+                self._waiting_writers -= 1
+                self._turn.notify_all()
+        try:
+            yield
+        finally:
+            self._reindex_lock.release()
+
+    def _writers_waiting(self) -> bool:
+        return self._waiting_writers > 0
+
+    def _commit_generations(self) -> None:
+        """Record that the derived indexes reflect the catalog as it is now."""
+        generation = self._catalog.generation
+        self._manifest.generations["fulltext"] = generation
+        if self._embedder is not None:
+            self._manifest.generations["vectors"] = generation
+            self._manifest.model_id = self._embedder.model_id
+        self._save_manifest()
+        self._seen_state = self._index_state()
+
 
     def embed_pending(self, progress: ProgressFn | None = None, *, paths: Collection[str] | None = None) -> int:
         """Embed chunks that have no vector yet (what `reindex(embed=False)` left); `paths` limits to those notes."""
-        with self._reindex_lock, self._lock.held():
+        with self._writer_turn(), self._lock.held():
             self._catch_up()
             done = self._indexer.embed_pending(progress or (lambda _p: None), paths=paths)
             self._vectors.save()

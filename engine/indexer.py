@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from engine.catalog import Catalog
+from engine.catalog import Catalog, embedding_text
 from engine.channels.fulltext import FulltextChannel
 from engine.channels.graph import GraphChannel
 from engine.channels.vectors import VectorChannel
@@ -172,8 +172,10 @@ class Indexer:
 
         started = time.perf_counter()
         report(Progress("graph", 0, 1))
-        if full or changed_paths or gone:
+        if full:
             self._graph.rebuild(self._catalog)
+        elif changed_paths or gone:
+            self._graph.update(self._catalog, changed_paths, gone)
         timings["graph"] = _since(started)
 
         embedded = 0
@@ -314,7 +316,12 @@ class Indexer:
             with self._catalog.transaction() as conn:
                 self._catalog.set_resolutions(conn, updates)
 
-    def embed_pending(self, report: ProgressFn, paths: Collection[str] | None = None) -> int:
+    def embed_pending(
+        self,
+        report: ProgressFn,
+        paths: Collection[str] | None = None,
+        should_yield: Callable[[], bool] | None = None,
+    ) -> int:
         """Embed every chunk text without a cached vector, in length-sorted batches.
 
         Vectors go to the catalog cache in small transactions and into the live
@@ -360,7 +367,7 @@ class Indexer:
             texts,
             batch_size=self._config.vectors.batch_size,
             on_batch=on_batch,
-            should_stop=self._stop.is_set,
+            should_stop=lambda: self._stop.is_set() or (should_yield is not None and should_yield()),
         )
         flush()
         return done
@@ -389,7 +396,9 @@ def _prepare(item: _Unparsed, max_words: int, overlap_words: int) -> _Pending:
         info=info,
         body=note.body,
         body_line_offset=note.body_line_offset,
-        chunks=[(c, _text_sha(c.text)) for c in chunks],
+        # The cache key is the text the model sees (title and headings included), so a
+        # retitled note is re-embedded and an unchanged one never is.
+        chunks=[(c, _text_sha(embedding_text(note.title, c.heading_path, c.text))) for c in chunks],
         links=note.links,
         mentions=mentions,
     )
