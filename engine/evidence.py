@@ -12,6 +12,9 @@ from engine.records import ChannelEvidence, ChannelName, EvidenceLabel, Snippet
 SNIPPET_CHARS = 280
 _MAX_CHUNKS_SCANNED = 200
 _WORD = re.compile(r"\w[\w'’\-]*", re.UNICODE)
+_WIKILINK = re.compile(r"!?\[\[([^\]|#\n]*)(?:#\^?([^\]|\n]*))?(?:\\?\|([^\]\n]*))?\]\]")
+_MD_LINK = re.compile(r"!?\[([^\]\n]*)\]\([^)\n]*\)")
+_HEADING_MARK = re.compile(r"^#{1,6}[ \t]+", re.MULTILINE)
 
 
 def choose_label(
@@ -77,8 +80,28 @@ def build_snippet(
     return _window(best, matches)
 
 
+def readable(text: str) -> str:
+    """Markdown source as a reader sees it: links by their shown text, no heading marks.
+
+    Newlines are kept, so line arithmetic on the result still matches the file.
+    """
+    text = _WIKILINK.sub(_shown, text)
+    text = _MD_LINK.sub(r"\1", text)
+    return _HEADING_MARK.sub("", text)
+
+
+def _shown(match: re.Match[str]) -> str:
+    target, fragment, display = match.group(1), match.group(2), match.group(3)
+    if display:
+        return display
+    target = target.rstrip("\\")
+    if fragment and target:
+        return f"{target} > {fragment}"
+    return fragment or target
+
+
 def _window(stored: StoredChunk, matches: Callable[[str], bool]) -> Snippet:
-    text = stored.chunk.text
+    text = readable(stored.chunk.text)
     spans = [(m.start(), m.end()) for m in _WORD.finditer(text) if matches(m.group(0))]
     start = 0
     if spans and spans[0][0] > SNIPPET_CHARS // 3:
