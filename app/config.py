@@ -25,6 +25,7 @@ class UIConfig:
     show_timings: bool = True
     editor_soft_wrap: bool = True
     index_on_start: bool = True
+    watch: bool = True
 
 
 @dataclass(frozen=True)

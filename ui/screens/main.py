@@ -16,6 +16,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from engine.records import IndexStatus, Progress, ReindexReport
 from engine.records import NoteView as NoteRecord
+from engine.watch import VaultWatcher, WatchBatch
 from ui.dialogs.choice import ChoiceDialog
 from ui.dialogs.prompt import PromptDialog
 from ui.errors import ReportsWorkerErrors
@@ -59,6 +60,13 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
 
         notes: list[tuple[str, str]]
         status: IndexStatus
+        writer: str | None = None
+
+    @dataclass
+    class VaultChanged(Message, bubble=False):
+        """The watcher absorbed a burst of changes made outside the app."""
+
+        batch: WatchBatch
 
     @dataclass
     class IndexProgress(Message, bubble=False):
@@ -97,6 +105,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         self.position = -1
         self.last_query = ""
         self.indexing = False
+        self.watcher: VaultWatcher | None = None
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="panes"):
@@ -108,11 +117,24 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         yield Footer()
 
     async def on_mount(self) -> None:
+        self.query_one(IndexStatusBar).show_times = self.config.show_timings
         await self.query_one(NoteView).show_text(WELCOME)
         self.query_one(VaultTree).note_tree.focus()
         self._list_notes()
         if self.config.index_on_start:
             self.action_reindex()
+
+    def on_unmount(self) -> None:
+        if self.watcher is not None:
+            self.watcher.stop()
+
+    def _start_watching(self) -> None:
+        """Follow edits made outside the app (another editor, git) once the index is current."""
+        if self.watcher is not None or not self.config.watch:
+            return
+        self.watcher = VaultWatcher(self.engine, on_batch=lambda batch: self.post_message(self.VaultChanged(batch)))
+        self.watcher.start()
+        self.query_one(IndexStatusBar).watching = True
 
     def on_resize(self) -> None:
         self.set_class(self.size.width < 100, "-narrow")
@@ -125,7 +147,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
     # -- workers (engine calls only here; they post messages) ---------------------------
     @work(thread=True, exclusive=True, exit_on_error=False, group="notes")
     def _list_notes(self) -> None:
-        self.post_message(self.NotesListed(self.engine.notes(), self.engine.status()))
+        self.post_message(self.NotesListed(self.engine.notes(), self.engine.status(), self.engine.writer))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="index")
     def _reindex(self) -> None:
@@ -166,7 +188,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
     def _notes_listed(self, message: NotesListed) -> None:
         self.query_one(VaultTree).set_notes(message.notes)
         if not self.indexing:
-            self.query_one(IndexStatusBar).show_status(message.status)
+            self.query_one(IndexStatusBar).show_status(message.status, message.writer)
 
     @on(IndexProgress)
     def _index_progress(self, message: IndexProgress) -> None:
@@ -187,6 +209,18 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         self._list_notes()
         if changed and self.current_path:
             self._load_note(self.current_path, self.query_one(NoteView).passage_line, False)
+        self._start_watching()
+
+    @on(VaultChanged)
+    def _vault_changed(self, message: VaultChanged) -> None:
+        batch = message.batch
+        if batch.error:
+            self.notify(batch.error, title="Could not index the changes", severity="error")
+            return
+        self._list_notes()
+        current = self.current_path
+        if current and (batch.rescan or current in batch.paths or batch.report is None):
+            self._load_note(current, self.query_one(NoteView).passage_line, False)
 
     @on(NoteLoaded)
     async def _note_loaded(self, message: NoteLoaded) -> None:

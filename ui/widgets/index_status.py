@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import Label, ProgressBar
@@ -16,8 +18,11 @@ class IndexStatusBar(Horizontal):
         yield Label("opening index…", id="index-label")
         yield ProgressBar(total=None, show_eta=False, id="index-progress")
 
-    def show_status(self, status: IndexStatus) -> None:
-        """Index counts and whether vectors are ready."""
+    watching = False
+    show_times = True
+
+    def show_status(self, status: IndexStatus, writer: str | None = None) -> None:
+        """Index counts, vector readiness, freshness and who writes the index."""
         vectors = status.vectors.status
         if vectors == "ok":
             vec = "vectors ready"
@@ -25,9 +30,16 @@ class IndexStatusBar(Horizontal):
             vec = f"vectors {status.embedded_fraction:.0%} embedded"
         else:
             vec = "vectors off"
-        self.query_one("#index-label", Label).update(
-            f"{status.notes} notes · {status.chunks} chunks · {vec}"
-        )
+        parts = [f"{status.notes} notes", f"{status.chunks} chunks", vec]
+        if status.skipped:
+            parts.append(f"{len(status.skipped)} skipped")
+        if status.last_update and self.show_times:
+            parts.append("updated " + time.strftime("%H:%M:%S", time.localtime(status.last_update)))
+        if writer and not self.watching:
+            parts.append(f"index written by {writer}")
+        elif self.watching:
+            parts.append("watching for changes")
+        self.query_one("#index-label", Label).update(" · ".join(parts))
 
     def show_progress(self, progress: Progress) -> None:
         """Display a reindex step; the bar hides again with `done()`."""
@@ -39,7 +51,7 @@ class IndexStatusBar(Horizontal):
             bar.update(total=None)
         self.query_one("#index-label", Label).update(f"indexing: {progress.phase} {progress.done}/{progress.total}")
 
-    def done(self, status: IndexStatus) -> None:
+    def done(self, status: IndexStatus, writer: str | None = None) -> None:
         """Indexing finished: hide the bar and show the new counts."""
         self.remove_class("-busy")
-        self.show_status(status)
+        self.show_status(status, writer)
