@@ -104,3 +104,28 @@ def retarget_wikilinks(text: str, old_path: str, new_path: str) -> tuple[str, in
         return f"{embed}[[{written}{fragment_part}{display_part}]]"
 
     return _WIKILINK.sub(replace, text), changed
+
+
+_MD_LINK = re.compile(r"(!?\[[^\]\n]*\]\()([^)\s]+)(\))")
+
+
+def retarget_markdown_links(text: str, source_path: str, old_path: str, new_path: str) -> tuple[str, int]:
+    """Point relative Markdown links `[x](../Old%20Note.md#h)` in `source_path` at `new_path`.
+
+    Returns the new text and how many links changed; external URLs are left alone.
+    """
+    changed = 0
+
+    def replace(match: re.Match[str]) -> str:
+        nonlocal changed
+        href = match.group(2)
+        if "://" in href or href.startswith(("mailto:", "#")):
+            return match.group(0)
+        if relative_target(source_path, href).lower() != old_path.lower():
+            return match.group(0)
+        changed += 1
+        fragment = href.partition("#")[2]
+        relative = posixpath.relpath(new_path, posixpath.dirname(source_path) or ".")
+        return f"{match.group(1)}{quote(relative)}{'#' + fragment if fragment else ''}{match.group(3)}"
+
+    return _MD_LINK.sub(replace, text), changed

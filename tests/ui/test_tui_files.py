@@ -123,3 +123,14 @@ def test_retarget_wikilinks_keeps_fragments_and_display() -> None:
         "See [[Deletion marker]], [[Glossary/Deletion marker|the marker]], "
         "![[Deletion marker#^b1]] and [[Tile Pack]]."
     )
+
+
+def test_markdown_links_are_retargeted_relative_to_their_note() -> None:
+    from ui.wikilinks import retarget_markdown_links
+
+    text = "See [the retro](../Meetings/2026/2026-03-04%20Sprint%205%20Retro.md#Actions) and [web](https://x.org/a.md)."
+    new, changed = retarget_markdown_links(
+        text, "Daily/2026-03-05.md", "Meetings/2026/2026-03-04 Sprint 5 Retro.md", "Meetings/Retro 5.md"
+    )
+    assert changed == 1
+    assert new == "See [the retro](../Meetings/Retro%205.md#Actions) and [web](https://x.org/a.md)."

@@ -15,7 +15,7 @@ from textual.widget import Widget
 
 from engine.errors import CairnError
 from ui.errors import ReportsWorkerErrors
-from ui.wikilinks import retarget_wikilinks
+from ui.wikilinks import retarget_markdown_links, retarget_wikilinks
 
 if TYPE_CHECKING:
     from engine.api import Engine
@@ -103,11 +103,13 @@ class NoteFiles(ReportsWorkerErrors, Widget):
 
     @work(thread=True, exit_on_error=False, group="files")
     def update_links(self, old: str, new: str, sources: tuple[str, ...]) -> None:
-        """Rewrite wikilinks to `old` in `sources`, saving each through the engine."""
+        """Rewrite wikilinks and relative Markdown links to `old` in `sources`, saving each through the engine."""
         total = notes = 0
         for source in sources:
             data = self.engine.resolve_path(source).read_bytes()
-            text, changed = retarget_wikilinks(data.decode("utf-8"), old, new)
+            text, wiki = retarget_wikilinks(data.decode("utf-8"), old, new)
+            text, markdown = retarget_markdown_links(text, source, old, new)
+            changed = wiki + markdown
             if changed:
                 self.engine.save_note(source, text, expected_sha=hashlib.sha256(data).hexdigest())
                 total += changed
