@@ -15,7 +15,7 @@ from engine.errors import CairnError, ConfigError, IndexCorrupt, IndexLocked, Va
 
 if TYPE_CHECKING:
     from engine.api import Engine
-    from engine.records import Progress, SearchResults
+    from engine.records import IndexStatus, Progress, SearchResults
 
 
 class Exit(enum.IntEnum):
@@ -416,12 +416,9 @@ def _watch(args: argparse.Namespace) -> int:
 
 
 # -- status --------------------------------------------------------------------------
-def _status(args: argparse.Namespace) -> int:
-    with _open(args) as engine:
-        status = engine.status()
-        writer = engine.writer
-        pending = engine.pending()
-    payload = {
+def status_to_json(status: IndexStatus) -> dict[str, Any]:
+    """The documented JSON shape of an index status (also served by the web API)."""
+    return {
         "vault": status.vault,
         "index_dir": status.index_dir,
         "notes": status.notes,
@@ -436,10 +433,16 @@ def _status(args: argparse.Namespace) -> int:
         "channel_counts": status.channel_counts,
         "index_bytes": status.index_bytes,
         "last_update": status.last_update,
-        "writer": writer,
-        "pending": list(pending),
         "skipped": [{"path": s.path, "reason": s.reason} for s in status.skipped],
     }
+
+
+def _status(args: argparse.Namespace) -> int:
+    with _open(args) as engine:
+        status = engine.status()
+        writer = engine.writer
+        pending = engine.pending()
+    payload = {**status_to_json(status), "writer": writer, "pending": list(pending)}
     if args.json:
         print(json.dumps(payload, ensure_ascii=False, indent=2))
         return Exit.OK

@@ -19,7 +19,7 @@ from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Respon
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from engine.cli import results_to_json
+from engine.cli import results_to_json, status_to_json
 from engine.errors import CairnError, IndexLocked, NoteNotFound, SaveConflict, UnsafePath
 from ui.web import pages
 from ui.web.guard import Guard
@@ -225,25 +225,7 @@ class _Views:
 
     async def api_status(self, request: Request) -> Response:
         def build() -> dict[str, Any]:
-            status = self.engine.status()
-            return {
-                "vault": status.vault,
-                "index_dir": status.index_dir,
-                "notes": status.notes,
-                "chunks": status.chunks,
-                "links": status.links,
-                "dangling_links": status.dangling_links,
-                "entities": status.entities,
-                "embedded_chunks": status.embedded_chunks,
-                "embedded_fraction": round(status.embedded_fraction, 4),
-                "model": status.model,
-                "vectors": {"status": status.vectors.status, "message": status.vectors.message},
-                "channel_counts": status.channel_counts,
-                "index_bytes": status.index_bytes,
-                "last_update": status.last_update,
-                "skipped": [{"path": s.path, "reason": s.reason} for s in status.skipped],
-                "indexing": self.indexer.state.to_json(),
-            }
+            return {**status_to_json(self.engine.status()), "indexing": self.indexer.state.to_json()}
 
         return JSONResponse(await run_in_threadpool(build))
 
