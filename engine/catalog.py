@@ -542,6 +542,39 @@ class Catalog:
         for path, resolved, line in rows:
             yield str(path), str(resolved), int(line)
 
+    # -- per-note rows for the entity graph (all notes, or some) ------------------
+    def _rows_of(self, sql: str, paths: Iterable[str] | None, order: str) -> Iterator[tuple[object, ...]]:
+        """Rows of `sql` (which joins notes as n), for all notes or those at `paths`, in `order`."""
+        conn = self._conn()
+        if paths is None:
+            yield from conn.execute(f"{sql} ORDER BY {order}")
+            return
+        wanted = list(paths)
+        for start in range(0, len(wanted), 500):
+            part = wanted[start : start + 500]
+            yield from conn.execute(f"{sql} AND n.path IN ({','.join('?' * len(part))}) ORDER BY {order}", part)
+
+    def mentions_of(self, paths: Iterable[str] | None = None) -> Iterator[tuple[str, int, str]]:
+        """(note path, chunk ordinal, surface) of extracted names, in the order written."""
+        sql = "SELECT n.path, m.chunk_ordinal, m.surface FROM mentions m JOIN notes n ON n.id=m.note_id WHERE 1"
+        for path, ordinal, surface in self._rows_of(sql, paths, "m.rowid"):
+            yield str(path), int(ordinal), str(surface)  # type: ignore[call-overload]
+
+    def chunk_lines_of(self, paths: Iterable[str] | None = None) -> Iterator[tuple[str, int, int, int]]:
+        """(note path, chunk ordinal, first line, last line) of chunks, in stored order."""
+        sql = "SELECT n.path, c.ordinal, c.line_start, c.line_end FROM chunks c JOIN notes n ON n.id=c.note_id WHERE 1"
+        for path, ordinal, start, end in self._rows_of(sql, paths, "c.rowid"):
+            yield str(path), int(ordinal), int(start), int(end)  # type: ignore[call-overload]
+
+    def resolved_links_of(self, paths: Iterable[str] | None = None) -> Iterator[tuple[str, str, int, str]]:
+        """(source path, resolved target, line, written target) of resolved links, in the order written."""
+        sql = (
+            "SELECT n.path, l.resolved, l.line, l.target FROM links l JOIN notes n ON n.id=l.note_id"
+            " WHERE l.resolved IS NOT NULL"
+        )
+        for path, resolved, line, target in self._rows_of(sql, paths, "l.rowid"):
+            yield str(path), str(resolved), int(line), str(target)  # type: ignore[call-overload]
+
 
 def embedding_text(title: str, heading_path: Sequence[str], text: str) -> str:
     """What the embedder sees for a chunk: title and headings give it context."""

@@ -172,7 +172,8 @@ class Indexer:
 
         started = time.perf_counter()
         report(Progress("graph", 0, 1))
-        if full:
+        if full or ((changed_paths or gone) and names_changed):
+            # Links in untouched notes may now resolve elsewhere: only a rebuild sees that.
             self._graph.rebuild(self._catalog)
         elif changed_paths or gone:
             self._graph.update(self._catalog, changed_paths, gone)

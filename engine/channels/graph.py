@@ -6,7 +6,7 @@ import re
 import threading
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from engine.catalog import Catalog
@@ -117,36 +117,18 @@ def _context_keys(words: Iterable[str]) -> set[str]:
     }
 
 
-def _link_contexts(
-    catalog: Catalog, note_vertex: dict[str, int]
-) -> dict[tuple[int, int], frozenset[str]]:
-    """Per linked pair of notes, the word keys of the sentences the link is written in."""
-    by_source: dict[str, list[tuple[str, int, str]]] = defaultdict(list)
-    for row in catalog.links():
-        if row.resolved and row.resolved != row.source and row.resolved in note_vertex:
-            by_source[row.source].append((row.resolved, row.link.line, row.link.target))
-    contexts: dict[tuple[int, int], set[str]] = defaultdict(set)
-    for source, rows in by_source.items():
-        stored = catalog.note_body(source)
-        if stored is None or source not in note_vertex:
-            continue
-        body, offset = stored
-        lines = body.split("\n")
-        a = note_vertex[source]
-        for target, line, written in rows:
-            index = line - offset - 1
-            if not 0 <= index < len(lines):
-                continue
-            text = lines[index]
-            at = max(0, text.find(written))
-            sentence = next(
-                (piece for piece, start in _pieces(text) if start <= at < start + len(piece) + 1),
-                text,
-            )
-            words = [w.casefold() for w in _QUERY_WORD.findall(displayed_text(sentence))]
-            b = note_vertex[target]
-            contexts[(a, b) if a < b else (b, a)].update(_context_keys(words))
-    return {edge: frozenset(keys) for edge, keys in contexts.items()}
+def _link_context(lines: Sequence[str], offset: int, line: int, written: str) -> set[str]:
+    """Word keys of the sentence a link is written in (empty if the line is out of the body)."""
+    index = line - offset - 1
+    if not 0 <= index < len(lines):
+        return set()
+    text = lines[index]
+    at = max(0, text.find(written))
+    sentence = next(
+        (piece for piece, start in _pieces(text) if start <= at < start + len(piece) + 1),
+        text,
+    )
+    return _context_keys([w.casefold() for w in _QUERY_WORD.findall(displayed_text(sentence))])
 
 
 def _pieces(text: str) -> list[tuple[str, int]]:
@@ -177,14 +159,295 @@ class _Reach:
 
 
 class _NeighborCache:
-    """One graph's edge attributes as plain lists, and the top neighbors computed so far."""
+    """One graph with its edge attributes as plain lists, and the top neighbors computed so far."""
 
-    def __init__(self, graph: Any) -> None:
+    def __init__(
+        self,
+        graph: Any,
+        vertices: list[_Vertex],
+        ends: list[tuple[int, int]],
+        weights: list[float],
+        relations: list[int],
+    ) -> None:
         self.graph = graph
-        self.weights: list[float] = graph.es["weight"]
-        self.relations: list[int] = graph.es["relation"]
-        self.ends: list[tuple[int, int]] = graph.get_edgelist()
+        self.vertices = vertices
+        self.ends = ends
+        self.weights = weights
+        self.relations = relations
         self.tops: dict[int, list[tuple[int, float, int]]] = {}
+
+
+# Weight of one occurrence per relation code (a co-occurrence counts half).
+_UNIT_WEIGHT = (_RELATION_WEIGHT[LINKS], _RELATION_WEIGHT[MENTIONS], _RELATION_WEIGHT[TAGGED], 0.5 * _RELATION_WEIGHT[COOCCURS])
+# An update touching more than this share of the notes rebuilds from scratch.
+_INCREMENTAL_SHARE = 0.05
+
+
+@dataclass
+class _Part:
+    """One note's contribution to the graph, in vertex keys (so independent of vertex numbering)."""
+
+    title: str
+    aliases: tuple[str, ...]
+    person: bool
+    edges: dict[tuple[str, str, int], int]  # (key, key, relation code) with the keys in order → occurrences
+    surfaces: dict[tuple[str, str], int]  # (tag or name vertex key, surface as written) → occurrences
+    link_dirs: frozenset[str]  # keys of the notes this note links to
+    contexts: dict[str, frozenset[str]]  # linked note key → word keys of the sentences the links are in
+
+
+@dataclass
+class _NoteRows:
+    """The catalog rows of one note the graph is built from."""
+
+    mentions: list[tuple[int, str]] = field(default_factory=list)
+    chunks: list[tuple[int, int, int]] = field(default_factory=list)
+    links: list[tuple[str, int, str]] = field(default_factory=list)
+
+
+def _note_rows(catalog: Catalog, paths: Collection[str] | None) -> dict[str, _NoteRows]:
+    """Mentions, chunk line ranges and resolved links of all notes (or some), in written order."""
+    rows: defaultdict[str, _NoteRows] = defaultdict(_NoteRows)
+    for path, ordinal, surface in catalog.mentions_of(paths):
+        rows[path].mentions.append((ordinal, surface))
+    for path, ordinal, start, end in catalog.chunk_lines_of(paths):
+        rows[path].chunks.append((start, end, ordinal))
+    for source, target, line, written in catalog.resolved_links_of(paths):
+        rows[source].links.append((target, line, written))
+    return rows
+
+
+def _note_part(
+    info: NoteInfo,
+    rows: _NoteRows,
+    body: tuple[str, int] | None,
+    name_to_note: dict[str, str],
+    notes: Collection[str],
+    min_name_len: int,
+) -> _Part:
+    """What one note adds: tag, mention, link and co-occurrence edges, names, link contexts."""
+    me = f"note:{info.path}"
+    edges: dict[tuple[str, str, int], int] = {}
+    surfaces: dict[tuple[str, str], int] = {}
+
+    def connect(a: str, b: str, rel: int) -> None:
+        if a != b:
+            edge = (a, b, rel) if a < b else (b, a, rel)
+            edges[edge] = edges.get(edge, 0) + 1
+
+    for tag in info.tags:
+        clean = tag.lstrip("#")
+        key = f"tag:{clean.lower()}"
+        surfaces[(key, clean)] = surfaces.get((key, clean), 0) + 1
+        connect(me, key, TAGGED)
+    # Entities per chunk: names mentioned and notes linked, for co-occurrence.
+    chunk_entities: defaultdict[int, list[str]] = defaultdict(list)
+    for ordinal, surface in rows.mentions:
+        normal = normalize(surface)
+        if len(normal) < min_name_len:
+            continue
+        named = name_to_note.get(normal)
+        if named is None:
+            named = f"name:{normal}"
+            surfaces[(named, surface)] = surfaces.get((named, surface), 0) + 1
+        connect(me, named, MENTIONS)
+        chunk_entities[ordinal].append(named)
+    lines = body[0].split("\n") if body is not None else []
+    offset = body[1] if body is not None else 0
+    link_dirs: set[str] = set()
+    contexts: defaultdict[str, set[str]] = defaultdict(set)
+    for target, line, written in rows.links:
+        if target == info.path or target not in notes:
+            continue
+        other = f"note:{target}"
+        connect(me, other, LINKS)
+        link_dirs.add(other)
+        for start, end, ordinal in rows.chunks:
+            if start <= line <= end:
+                chunk_entities[ordinal].append(other)
+                break
+        if body is not None:
+            keys = _link_context(lines, offset, line, written)
+            if keys:
+                contexts[other].update(keys)
+    for members in chunk_entities.values():
+        unique = list(dict.fromkeys(members))[:_MAX_COOCCURRING]
+        for i, a in enumerate(unique):
+            for b in unique[i + 1 :]:
+                connect(a, b, COOCCURS)
+    return _Part(
+        title=info.title,
+        aliases=info.aliases,
+        person=_is_person(info),
+        edges=edges,
+        surfaces=surfaces,
+        link_dirs=frozenset(link_dirs),
+        contexts={k: frozenset(v) for k, v in contexts.items()},
+    )
+
+
+def _label(key: str, surfaces: dict[str, int]) -> str:
+    """A tag's or name's label: its first spelling in sort order (any order-free choice would do)."""
+    first = min(surfaces)
+    return f"#{first}" if key.startswith("tag:") else first
+
+
+class _Build:
+    """Every note's part and their sum, numbered into vertices: the writer's side of the channel."""
+
+    def __init__(self, infos: Sequence[NoteInfo]) -> None:
+        self.parts: dict[str, _Part] = {}
+        self.keys: list[str] = []
+        self.ids: dict[str, int] = {}
+        self.titles: dict[str, str] = {}
+        self.name_to_note: dict[str, str] = {}
+        self.note_entries: list[tuple[str, str]] = []
+        for info in infos:
+            key = f"note:{info.path}"
+            self.vertex(key)
+            self.titles[key] = info.title
+            for surface in (info.title, *info.aliases):
+                self.note_entries.append((surface, key))
+                self.name_to_note.setdefault(normalize(surface), key)
+        self.units: dict[tuple[int, int], list[int]] = {}
+        self.surfaces: dict[str, dict[str, int]] = {}
+        self.link_dirs: set[tuple[int, int]] = set()
+        self.contexts: dict[tuple[int, int], frozenset[str]] = {}
+        self.people: set[str] = set()
+        # The summed edges as parallel lists (igraph's edge numbering) and each edge's place.
+        self.ends: list[tuple[int, int]] = []
+        self.weights: list[float] = []
+        self.relations: list[int] = []
+        self.position: dict[tuple[int, int], int] = {}
+
+    def vertex(self, key: str) -> int:
+        """The number of a vertex key, allocating one for a new key (numbers are never reused)."""
+        found = self.ids.get(key)
+        if found is None:
+            found = self.ids[key] = len(self.keys)
+            self.keys.append(key)
+        return found
+
+    def apply(self, path: str, part: _Part, sign: int, edges: set[tuple[int, int]], names: set[str]) -> None:
+        """Add (sign 1) or subtract (sign -1) a note's part; collect the edges and names it touches."""
+        ids, vertex, sums = self.ids, self.vertex, self.units
+        for (a, b, rel), count in part.edges.items():
+            ia = ids.get(a)
+            if ia is None:
+                ia = vertex(a)
+            ib = ids.get(b)
+            if ib is None:
+                ib = vertex(b)
+            edge = (ia, ib) if ia < ib else (ib, ia)
+            units = sums.get(edge)
+            if units is None:
+                units = sums[edge] = [0, 0, 0, 0]
+            units[rel] += sign * count
+            edges.add(edge)
+        for (key, surface), count in part.surfaces.items():
+            spelled = self.surfaces.get(key)
+            if spelled is None:
+                spelled = self.surfaces[key] = {}
+            left = spelled.get(surface, 0) + sign * count
+            if left > 0:
+                spelled[surface] = left
+            else:
+                spelled.pop(surface, None)
+            names.add(key)
+        me = self.vertex(f"note:{path}")
+        for other in part.link_dirs:
+            if sign > 0:
+                self.link_dirs.add((me, self.vertex(other)))
+            else:
+                self.link_dirs.discard((me, self.vertex(other)))
+        if part.person and sign > 0:
+            self.people.add(path)
+        elif sign < 0:
+            self.people.discard(path)
+
+    def context(self, a: str, b: str) -> frozenset[str]:
+        """Word keys of the sentences that link notes `a` and `b` (keys), either way."""
+        part_a, part_b = self.parts.get(a[5:]), self.parts.get(b[5:])
+        keys = part_a.contexts.get(b, frozenset()) if part_a else frozenset()
+        if part_b is not None:
+            keys = keys | part_b.contexts.get(a, frozenset())
+        return keys
+
+    def set_context(self, a: str, b: str) -> None:
+        """Recompute the context of one linked pair from both notes' parts."""
+        ia, ib = self.ids[a], self.ids[b]
+        edge = (ia, ib) if ia < ib else (ib, ia)
+        keys = self.context(a, b)
+        if keys:
+            self.contexts[edge] = keys
+        else:
+            self.contexts.pop(edge, None)
+
+    def entries(self) -> list[tuple[str, str]]:
+        """Dictionary entries in a fixed order: note names (by path), then tags, then names (by key)."""
+        out = list(self.note_entries)
+        for key in sorted(k for k, spelled in self.surfaces.items() if spelled and k.startswith("tag:")):
+            out.extend((surface, key) for surface in sorted(self.surfaces[key]))
+        for key in sorted(k for k, spelled in self.surfaces.items() if spelled and k.startswith("name:")):
+            out.append((_label(key, self.surfaces[key]), key))
+        return out
+
+    def vertex_record(self, key: str) -> _Vertex:
+        """The search-side vertex of a key (labels of tags and names follow their spellings)."""
+        kind, _, rest = key.partition(":")
+        if kind == "note":
+            return _Vertex(key, self.titles[key], "note", rest)
+        spelled = self.surfaces.get(key)
+        return _Vertex(key, _label(key, spelled) if spelled else rest, kind, None)
+
+    def settle_all(self) -> None:
+        """Lay out every summed edge in the lists anew (a full build)."""
+        self.units = {edge: units for edge, units in self.units.items() if any(units)}
+        self.ends = list(self.units)
+        self.position = {edge: at for at, edge in enumerate(self.ends)}
+        w0, w1, w2, w3 = _UNIT_WEIGHT
+        sums = self.units.values()
+        self.weights = [u[0] * w0 + u[1] * w1 + u[2] * w2 + u[3] * w3 for u in sums]
+        self.relations = [0 if u[0] else 1 if u[1] else 2 if u[2] else 3 for u in sums]
+
+    def settle(self, edges: Iterable[tuple[int, int]]) -> None:
+        """Bring the edge lists in line with the sums of some edges (empty ones are dropped)."""
+        ends, weights, relations, position = self.ends, self.weights, self.relations, self.position
+        for edge in edges:
+            units = self.units.get(edge)
+            at = position.get(edge)
+            if units is None or not any(units):
+                self.units.pop(edge, None)
+                if at is not None:
+                    del position[edge]
+                    last = len(ends) - 1
+                    if at != last:  # the last edge fills the gap
+                        ends[at], weights[at], relations[at] = ends[last], weights[last], relations[last]
+                        position[ends[at]] = at
+                    ends.pop()
+                    weights.pop()
+                    relations.pop()
+                continue
+            weight = (
+                units[0] * _UNIT_WEIGHT[0]
+                + units[1] * _UNIT_WEIGHT[1]
+                + units[2] * _UNIT_WEIGHT[2]
+                + units[3] * _UNIT_WEIGHT[3]
+            )
+            relation = next(rel for rel, count in enumerate(units) if count)
+            if at is None:
+                position[edge] = len(ends)
+                ends.append(edge)
+                weights.append(weight)
+                relations.append(relation)
+            else:
+                weights[at], relations[at] = weight, relation
+
+    def graph(self) -> Any:
+        """An igraph of the summed edges (their attributes stay in the lists)."""
+        import igraph
+
+        return igraph.Graph(n=len(self.keys), edges=self.ends, directed=False)
 
 
 class GraphChannel:
@@ -195,6 +458,8 @@ class GraphChannel:
     def __init__(self, config: GraphConfig) -> None:
         self._config = config
         self._lock = threading.RLock()
+        self._build_lock = threading.Lock()
+        self._build: _Build | None = None
         self._graph: Any = None
         self._vertices: list[_Vertex] = []
         self._index: dict[str, int] = {}
@@ -208,106 +473,134 @@ class GraphChannel:
 
     # -- building -------------------------------------------------------------------
     def rebuild(self, catalog: Catalog) -> None:
-        """Build vertices, edges and the entity dictionary from catalog rows in bulk."""
-        import igraph
+        """Build every note's part from catalog rows in bulk and sum them into the graph."""
+        with self._build_lock:
+            self._rebuild(catalog)
 
-        vertices: list[_Vertex] = []
-        index: dict[str, int] = {}
-
-        def vertex(key: str, label: str, kind: str, path: str | None = None) -> int:
-            found = index.get(key)
-            if found is None:
-                found = index[key] = len(vertices)
-                vertices.append(_Vertex(key, label, kind, path))
-            return found
-
-        entries: list[tuple[str, str]] = []
-        name_to_note: dict[str, int] = {}
+    def _rebuild(self, catalog: Catalog) -> None:
+        """Build from scratch (the caller holds the build lock)."""
         infos = catalog.note_infos()
-        note_vertex: dict[str, int] = {}
+        build = _Build(infos)
+        notes = {info.path for info in infos}
+        rows = _note_rows(catalog, None)
         for info in infos:
-            v = vertex(f"note:{info.path}", info.title, "note", info.path)
-            note_vertex[info.path] = v
-            for surface in (info.title, *info.aliases):
-                entries.append((surface, f"note:{info.path}"))
-                name_to_note.setdefault(normalize(surface), v)
-        weights: defaultdict[tuple[int, int], float] = defaultdict(float)
-        relation: dict[tuple[int, int], int] = {}
-        link_dirs: set[tuple[int, int]] = set()
+            note_rows = rows.get(info.path) or _NoteRows()
+            body = catalog.note_body(info.path) if note_rows.links else None
+            part = _note_part(info, note_rows, body, build.name_to_note, notes, self._config.min_name_len)
+            build.parts[info.path] = part
+            build.apply(info.path, part, 1, set(), set())
+        for path, part in build.parts.items():
+            for other in part.contexts:
+                build.set_context(f"note:{path}", other)
+        build.settle_all()
+        vertices = [build.vertex_record(key) for key in build.keys]
+        index = {key: i for i, key in enumerate(build.keys) if key.startswith("note:") or build.surfaces.get(key)}
+        self._build = build
+        self._publish(build.graph(), vertices, index, EntityDictionary(build.entries()))
 
-        def connect(a: int, b: int, rel: int, amount: float = 1.0) -> None:
-            if a == b:
+    def update(self, catalog: Catalog, changed: Collection[str], removed: Collection[str]) -> None:
+        """Subtract the changed notes' old parts and add their new ones; rebuild when names move.
+
+        A note added, removed or renamed (title or aliases) changes which note every
+        mention in the vault names, and many changed notes are cheaper in bulk.
+        """
+        with self._build_lock:
+            build = self._build
+            if build is not None and not changed and not removed:
                 return
-            edge = (a, b) if a < b else (b, a)
-            weights[edge] += amount * _RELATION_WEIGHT[rel]
-            if rel < relation.get(edge, COOCCURS + 1):
-                relation[edge] = rel
+            if build is None or removed or len(changed) > max(1.0, _INCREMENTAL_SHARE * len(build.parts)):
+                self._rebuild(catalog)
+                return
+            infos = [catalog.note_info(path) for path in dict.fromkeys(changed)]
+            known = [info for info in infos if info is not None and info.path in build.parts]
+            if len(known) < len(infos) or any(
+                (build.parts[info.path].title, build.parts[info.path].aliases) != (info.title, info.aliases)
+                for info in known
+            ):
+                self._rebuild(catalog)
+                return
+            self._patch(catalog, build, known)
 
+    def _patch(self, catalog: Catalog, build: _Build, infos: list[NoteInfo]) -> None:
+        """Replace some notes' parts in the sums and publish the patched graph."""
+        rows = _note_rows(catalog, [info.path for info in infos])
+        edges: set[tuple[int, int]] = set()
+        names: set[str] = set()
+        pairs: set[tuple[str, str]] = set()
+        spellings_before: dict[str, frozenset[str]] = {}
+        links_changed = people_changed = False
         for info in infos:
-            src = note_vertex[info.path]
-            for tag in info.tags:
-                clean = tag.lstrip("#")
-                key = f"tag:{clean.lower()}"
-                entries.append((clean, key))
-                connect(src, vertex(key, f"#{clean}", "tag"), TAGGED)
+            note_rows = rows.get(info.path) or _NoteRows()
+            body = catalog.note_body(info.path) if note_rows.links else None
+            part = _note_part(info, note_rows, body, build.name_to_note, build.parts, self._config.min_name_len)
+            old = build.parts[info.path]
+            for key, _surface in (*old.surfaces, *part.surfaces):
+                spellings_before.setdefault(key, frozenset(build.surfaces.get(key, ())))
+            build.apply(info.path, old, -1, edges, names)
+            build.parts[info.path] = part
+            build.apply(info.path, part, 1, edges, names)
+            me = f"note:{info.path}"
+            pairs.update((me, other) for other in (*old.contexts, *part.contexts))
+            links_changed = links_changed or old.link_dirs != part.link_dirs
+            people_changed = people_changed or old.person != part.person
+        # Searches hold the published lists and contexts: change copies.
+        build.ends, build.weights, build.relations = list(build.ends), list(build.weights), list(build.relations)
+        build.settle(edges)
+        if pairs:
+            build.contexts = dict(build.contexts)
+            for a, b in pairs:
+                build.set_context(a, b)
+        with self._lock:
+            vertices, index, dictionary = self._vertices, self._index, self._dictionary
+            cache = self._neighbor_cache
+        vertices = list(vertices)
+        vertices.extend(build.vertex_record(key) for key in build.keys[len(vertices) :])
+        index = dict(index)
+        for key in names:
+            vertices[build.ids[key]] = build.vertex_record(key)
+            if build.surfaces.get(key):
+                index[key] = build.ids[key]
+            else:
+                index.pop(key, None)
+                build.surfaces.pop(key, None)
+        if any(frozenset(build.surfaces.get(key, ())) != before for key, before in spellings_before.items()):
+            dictionary = EntityDictionary(build.entries())
+        touched = {v for edge in edges for v in edge}
+        kept = {} if cache is None else {v: top for v, top in tuple(cache.tops.items()) if v not in touched}
+        self._publish(
+            build.graph(), vertices, index, dictionary, links=links_changed, people=people_changed, tops=kept
+        )
 
-        # Entities per chunk: names mentioned and notes linked, for co-occurrence.
-        chunk_entities: dict[tuple[str, int], list[int]] = defaultdict(list)
-        for path, ordinal, surface in catalog.mentions():
-            key = normalize(surface)
-            if len(key) < self._config.min_name_len:
-                continue
-            named = name_to_note.get(key)
-            if named is None:
-                named = vertex(f"name:{key}", surface, "name")
-                entries.append((surface, f"name:{key}"))
-            mentioner = note_vertex.get(path)
-            if mentioner is None:
-                continue
-            connect(mentioner, named, MENTIONS)
-            chunk_entities[(path, ordinal)].append(named)
-
-        chunk_ranges: dict[str, list[tuple[int, int, int]]] = defaultdict(list)
-        for path, ordinal, start, end in catalog.chunk_lines():
-            chunk_ranges[path].append((start, end, ordinal))
-        for source, target, line in catalog.link_ordinals():
-            a, b = note_vertex.get(source), note_vertex.get(target)
-            if a is None or b is None or a == b:
-                continue
-            connect(a, b, LINKS)
-            link_dirs.add((a, b))
-            for start, end, ordinal in chunk_ranges.get(source, ()):
-                if start <= line <= end:
-                    chunk_entities[(source, ordinal)].append(b)
-                    break
-
-        for members in chunk_entities.values():
-            unique = list(dict.fromkeys(members))[:_MAX_COOCCURRING]
-            for i, a in enumerate(unique):
-                for b in unique[i + 1 :]:
-                    connect(a, b, COOCCURS, 0.5)
-
-        contexts = _link_contexts(catalog, note_vertex)
-        edges = list(weights)
-        graph = igraph.Graph(n=len(vertices), edges=edges, directed=False)
-        graph.es["weight"] = [weights[e] for e in edges]
-        graph.es["relation"] = [relation[e] for e in edges]
-        dictionary = EntityDictionary(entries)
+    def _publish(
+        self,
+        graph: Any,
+        vertices: list[_Vertex],
+        index: dict[str, int],
+        dictionary: EntityDictionary,
+        *,
+        links: bool = True,
+        people: bool = True,
+        tops: dict[int, list[tuple[int, float, int]]] | None = None,
+    ) -> None:
+        """Swap in a built graph; the link and people sums are copied only if they changed."""
+        build = self._build
+        assert build is not None
+        cache = _NeighborCache(graph, vertices, build.ends, build.weights, build.relations)
+        cache.tops = tops or {}
+        link_dirs = set(build.link_dirs) if links else self._link_dirs
+        linked = frozenset(v for edge in link_dirs for v in edge) if links else self._linked
         with self._lock:
             self._graph = graph
+            self._neighbor_cache = cache
             self._vertices = vertices
             self._index = index
             self._dictionary = dictionary
             self._link_dirs = link_dirs
-            self._contexts = contexts
-            self._linked = frozenset(v for edge in link_dirs for v in edge)
-            self._people = frozenset(info.path for info in infos if _is_person(info))
-            self._note_count = len(infos)
-
-    def update(self, catalog: Catalog, changed: Collection[str], removed: Collection[str]) -> None:
-        """Rebuild from the catalog (bulk construction is cheaper than edge surgery)."""
-        if changed or removed or self._graph is None:
-            self.rebuild(catalog)
+            self._contexts = build.contexts
+            self._linked = linked
+            if people:
+                self._people = frozenset(build.people)
+            self._note_count = len(build.parts)
 
     # -- searching ------------------------------------------------------------------
     def recognize(self, text: str) -> list[tuple[str, tuple[str, ...]]]:
@@ -322,7 +615,8 @@ class GraphChannel:
             graph, vertices, index = self._graph, self._vertices, self._index
             dictionary, link_dirs = self._dictionary, self._link_dirs
             contexts, linked, people = self._contexts, self._linked, self._people
-        if graph is None or query.is_empty:
+            cache = self._neighbor_cache
+        if graph is None or cache is None or query.is_empty:
             return ChannelAnswer(hits=())
         matches = dictionary.recognize(query.text)
         seeds: list[tuple[int, float]] = []
@@ -348,7 +642,7 @@ class GraphChannel:
         totals: dict[int, float] = defaultdict(float)
         best: dict[int, _Reach] = {}
         for seed, seed_weight in seeds:
-            for v, reach in self._expand(graph, seed, contexts, relation_keys).items():
+            for v, reach in self._expand(cache, seed, contexts, relation_keys).items():
                 if answers_are_neighbors and reach.hops == 0:
                     continue
                 totals[v] += seed_weight * reach.score
@@ -395,7 +689,7 @@ class GraphChannel:
 
     def _expand(
         self,
-        graph: Any,
+        cache: _NeighborCache,
         seed: int,
         contexts: dict[tuple[int, int], frozenset[str]] | None = None,
         relation_keys: frozenset[str] = frozenset(),
@@ -408,7 +702,7 @@ class GraphChannel:
             next_frontier: list[int] = []
             for u in frontier:
                 base = reached[u]
-                for v, rel_weight, relation in self._top_neighbors(graph, u):
+                for v, rel_weight, relation in self._top_neighbors(cache, u):
                     score = base.score * config.hop_decay * rel_weight
                     if relation_keys and contexts:
                         context = contexts.get((u, v) if u < v else (v, u))
@@ -422,53 +716,53 @@ class GraphChannel:
             frontier = next_frontier
         return reached
 
-    def _top_neighbors(self, graph: Any, vertex: int) -> list[tuple[int, float, int]]:
+    def _top_neighbors(self, cache: _NeighborCache, vertex: int) -> list[tuple[int, float, int]]:
         """The strongest neighbors with weights relative to the strongest (hub control).
 
-        Memoised per graph: typing re-expands the same hubs on every keystroke, and
-        igraph's per-edge attribute access is slow in Python.
+        Memoised per graph: typing re-expands the same hubs on every keystroke.
         """
-        cache = self._neighbor_cache
-        if cache is None or cache.graph is not graph:
-            cache = self._neighbor_cache = _NeighborCache(graph)
         found = cache.tops.get(vertex)
         if found is not None:
             return found
-        edges = graph.incident(vertex)
+        edges = cache.graph.incident(vertex)
         if not edges:
             cache.tops[vertex] = []
             return []
-        weights, relations, ends = cache.weights, cache.relations, cache.ends
-        weighted = sorted(((weights[e], e) for e in edges), reverse=True)[: self._config.max_neighbors]
-        top = weighted[0][0]
+        weights, relations, ends, vertices = cache.weights, cache.relations, cache.ends, cache.vertices
+        # Equal weights are ordered by the neighbor's key, so the order does not depend on
+        # how the graph was numbered (a patched graph numbers differently from a fresh one).
+        weighted = sorted(
+            (-weights[e], vertices[ends[e][1] if ends[e][0] == vertex else ends[e][0]].key, e) for e in edges
+        )[: self._config.max_neighbors]
+        top = -weighted[0][0]
         # A hub's neighbors each count for less: scale by 1/sqrt(degree).
         hub = 1.0 / max(1.0, (len(edges) / self._config.max_neighbors) ** 0.5)
         out = []
-        for weight, e in weighted:
+        for weight, _key, e in weighted:
             source, target = ends[e]
             other = target if source == vertex else source
-            out.append((other, hub * weight / top, int(relations[e])))
+            out.append((other, hub * -weight / top, int(relations[e])))
         cache.tops[vertex] = out
         return out
 
     def neighbors(self, path: str, limit: int = 20) -> list[Neighbor]:
         """A note's strongest neighbors in the graph."""
         with self._lock:
-            graph, vertices, index = self._graph, self._vertices, self._index
+            cache, index = self._neighbor_cache, self._index
         v = index.get(f"note:{path}")
-        if graph is None or v is None:
+        if cache is None or v is None:
             return []
         out = []
-        for other, weight, _rel in self._top_neighbors(graph, v)[:limit]:
-            vert = vertices[other]
+        for other, weight, _rel in self._top_neighbors(cache, v)[:limit]:
+            vert = cache.vertices[other]
             out.append(Neighbor(name=vert.label, kind=vert.kind, weight=round(weight, 4), path=vert.path))
         return out
 
     # -- lifecycle ------------------------------------------------------------------
     def entity_count(self) -> int:
-        """Vertices in the graph."""
+        """Vertices in the graph (a name no note mentions any more is not counted)."""
         with self._lock:
-            return len(self._vertices)
+            return len(self._index)
 
     def save(self) -> None:
         """The graph is rebuilt from the catalog at open; nothing to persist."""
@@ -482,3 +776,5 @@ class GraphChannel:
         """Drop the graph."""
         with self._lock:
             self._graph = None
+            self._neighbor_cache = None
+            self._build = None
