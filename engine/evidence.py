@@ -24,6 +24,7 @@ def choose_label(
     alias: bool,
     all_terms_matched: bool,
     config: FusionConfig,
+    content_matched: bool = True,
 ) -> EvidenceLabel:
     """The single strongest reason a note is in the results.
 
@@ -42,7 +43,7 @@ def choose_label(
         return "high_vector_match"
     if graph is not None and len(graph.graph_path) > 1:
         return "graph_neighbor"
-    if fulltext is not None:
+    if fulltext is not None and content_matched:
         return "keyword_exact"
     return "weak_semantic"
 
@@ -65,18 +66,19 @@ def build_snippet(
     if not chunks:
         return Snippet(text="", heading="", line=1)
     scanned = chunks[:_MAX_CHUNKS_SCANNED]
-    best = None
-    best_count = 0
-    if hint_terms:
-        for stored in scanned:
-            lowered = stored.chunk.text.lower()
-            count = sum(1 for term in hint_terms if term and term in lowered) * 100 + sum(
-                lowered.count(term) for term in hint_terms if term
-            )
-            if count > best_count:
-                best, best_count = stored, count
-    if best is None or (preferred_chunk_id is not None and best_count < 100):
-        best = next((c for c in chunks if c.id == preferred_chunk_id), None) or best or chunks[0]
+    preferred = next((c for c in chunks if c.id == preferred_chunk_id), None)
+    best = preferred or chunks[0]
+    best_key = (0, 0, 0)
+    for stored in scanned:
+        lowered = stored.chunk.text.lower()
+        distinct = sum(1 for term in hint_terms if term in lowered)
+        if not distinct:
+            continue
+        # Most distinct query words first; among equals the vector channel's best chunk
+        # (it read the passage as a whole), then the most occurrences.
+        key = (distinct, int(stored is preferred), sum(lowered.count(term) for term in hint_terms))
+        if key > best_key:
+            best, best_key = stored, key
     return _window(best, matches)
 
 

@@ -11,7 +11,7 @@ from engine.catalog import Catalog
 from engine.channels.base import Channel, ChannelAnswer
 from engine.channels.graph import answers_relation, entity_coverage
 from engine.config import EngineConfig
-from engine.entities import normalize
+from engine.entities import STOP_WORDS, normalize
 from engine.evidence import build_snippet, choose_label
 from engine.fusion import fuse, term_coverage
 from engine.query import Query, parse_query
@@ -132,8 +132,10 @@ class Searcher:
         by_channel = {
             name: {h.path: h for h in answer.hits} for name, answer in answers.items()
         }
-        hint_terms = [s for s in stems if len(s) >= 2]
-        matcher = self._matcher(query, stems)
+        # Evidence speaks of content words: "who" or "while" matching is no reason to show.
+        content = [s for s in stems if s not in STOP_WORDS] or stems
+        hint_terms = [s for s in content if len(s) >= 3] or [s for s in content if len(s) >= 2]
+        matcher = self._matcher(query, content)
         hits: list[Hit] = []
         for path, score in fused[:limit]:
             evidence: dict[ChannelName, ChannelEvidence] = {}
@@ -143,18 +145,19 @@ class Searcher:
                     evidence[name] = ChannelEvidence(
                         rank=hit.rank,
                         score=round(hit.score, 4),
-                        matched_terms=hit.matched_terms,
+                        matched_terms=_content_first(hit.matched_terms),
                         chunk_id=hit.chunk_id,
                         graph_path=hit.graph_path,
                         graph_relation=hit.graph_relation,
                     )
             fulltext = evidence.get("fulltext")
-            all_terms = fulltext is not None and bool(stems) and set(stems) <= set(fulltext.matched_terms)
+            matched = set(fulltext.matched_terms) if fulltext is not None else set()
             label = choose_label(
                 evidence,
                 exact_title=path in exact,
                 alias=path in alias,
-                all_terms_matched=all_terms,
+                all_terms_matched=bool(content) and set(content) <= matched,
+                content_matched=bool(matched - STOP_WORDS),
                 config=fusion,
             )
             vector = evidence.get("vectors")
@@ -255,3 +258,8 @@ def _timed(channel: Channel, query: Query, limit: int) -> tuple[ChannelAnswer, f
 
 def _ms(started: float) -> float:
     return round((time.perf_counter() - started) * 1000.0, 2)
+
+
+def _content_first(terms: tuple[str, ...]) -> tuple[str, ...]:
+    """Matched terms with content words before stop words (badges show the first few)."""
+    return tuple(sorted(terms, key=lambda term: term in STOP_WORDS))
