@@ -9,7 +9,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from engine.errors import CairnError, ConfigError, VaultNotFound
+from engine.cli import exit_code
+from engine.errors import CairnError
 
 SUBCOMMANDS = ("tui", "web")
 
@@ -61,7 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _tui(args)
     except CairnError as exc:
         print(f"cairn: {exc.title}: {exc}", file=sys.stderr)
-        return 3 if isinstance(exc, VaultNotFound) else 2 if isinstance(exc, ConfigError) else 1
+        return exit_code(exc)
     except KeyboardInterrupt:
         return 130
 

@@ -11,7 +11,8 @@ import webbrowser
 from collections.abc import Sequence
 from pathlib import Path
 
-from engine.errors import CairnError, ConfigError, VaultNotFound
+from engine.cli import exit_code
+from engine.errors import CairnError
 
 HOST = "127.0.0.1"
 
@@ -57,7 +58,7 @@ def main(argv: Sequence[str] | argparse.Namespace | None = None) -> int:
         return _serve(args)
     except CairnError as exc:
         print(f"cairn web: {exc.title}: {exc}", file=sys.stderr)
-        return 3 if isinstance(exc, VaultNotFound) else 2 if isinstance(exc, ConfigError) else 1
+        return exit_code(exc)
     except KeyboardInterrupt:
         return 130
 

@@ -125,24 +125,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     handlers = {"reindex": _reindex, "search": _search, "status": _status, "eval": _eval, "bench": _bench, "watch": _watch}
     try:
         return int(handlers[args.command](args))
-    except VaultNotFound as exc:
-        return _fail(exc, Exit.VAULT_NOT_FOUND)
-    except IndexLocked as exc:
-        return _fail(exc, Exit.INDEX_LOCKED)
-    except IndexCorrupt as exc:
-        return _fail(exc, Exit.INDEX_CORRUPT)
-    except ConfigError as exc:
-        return _fail(exc, Exit.USAGE)
     except CairnError as exc:
-        return _fail(exc, Exit.ERROR)
+        print(f"error: {exc.title}: {exc}", file=sys.stderr)
+        return exit_code(exc)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
 
 
-def _fail(exc: CairnError, code: Exit) -> int:
-    print(f"error: {exc.title}: {exc}", file=sys.stderr)
-    return int(code)
+def exit_code(exc: CairnError) -> int:
+    """The documented exit code for an engine error (shared by every console script)."""
+    for kind, code in (
+        (VaultNotFound, Exit.VAULT_NOT_FOUND),
+        (IndexLocked, Exit.INDEX_LOCKED),
+        (IndexCorrupt, Exit.INDEX_CORRUPT),
+        (ConfigError, Exit.USAGE),
+    ):
+        if isinstance(exc, kind):
+            return int(code)
+    return int(Exit.ERROR)
 
 
 def _open(args: argparse.Namespace) -> Engine:

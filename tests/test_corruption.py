@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 import pytest
+from index_checks import notes_with_embedded_chunks
 
 from engine.api import Engine
 from engine.embedder import Embedder, load_default_embedder
@@ -77,25 +78,12 @@ def opened() -> Iterator[list[Engine]]:
         engine.close()
 
 
-def _notes_with_embedded_chunks(index_dir: Path, model_id: str) -> int:
-    conn = sqlite3.connect(index_dir / "catalog.sqlite")
-    try:
-        row = conn.execute(
-            "SELECT count(DISTINCT c.note_id) FROM chunks c WHERE EXISTS"
-            " (SELECT 1 FROM embeddings e WHERE e.model_id=? AND e.text_sha=c.text_sha)",
-            (model_id,),
-        ).fetchone()
-        return int(row[0])
-    finally:
-        conn.close()
-
-
 def assert_healthy(engine: Engine, index_dir: Path, embedder: CountingEmbedder) -> None:
     status = engine.status()
     assert status.notes == len(list(engine.vault.rglob("*.md")))
     assert status.channel_counts["fulltext"] == status.notes
     assert status.channel_counts["graph"] == status.notes
-    assert status.channel_counts["vectors"] == _notes_with_embedded_chunks(index_dir, embedder.model_id)
+    assert status.channel_counts["vectors"] == notes_with_embedded_chunks(index_dir, embedder.model_id)
     results = engine.search("resolving simultaneous edits made while offline", as_you_type=False)
     assert results.hits
     assert all(st.status == "ok" for st in results.channels.values()), results.channels
@@ -215,7 +203,7 @@ def test_garbage_catalog_is_moved_aside_and_rebuilt(
     status = engine.status()
     assert status.notes == len(list(vault.rglob("*.md")))
     assert status.channel_counts["fulltext"] == status.notes == status.channel_counts["graph"]
-    assert status.channel_counts["vectors"] == _notes_with_embedded_chunks(index_dir, counting.model_id)
+    assert status.channel_counts["vectors"] == notes_with_embedded_chunks(index_dir, counting.model_id)
     results = engine.search("SQLCipher", as_you_type=False)
     assert results.hits[0].path == "Meetings/2026/2026-03-25 Security Review.md"
     assert results.channels["fulltext"].status == "ok" and results.channels["graph"].status == "ok"
@@ -241,7 +229,7 @@ def test_half_written_catalog_is_moved_aside_and_rebuilt(
     status = engine.status()
     assert status.notes == len(list(vault.rglob("*.md")))
     assert status.channel_counts["fulltext"] == status.notes == status.channel_counts["graph"]
-    assert status.channel_counts["vectors"] == _notes_with_embedded_chunks(index_dir, counting.model_id)
+    assert status.channel_counts["vectors"] == notes_with_embedded_chunks(index_dir, counting.model_id)
     assert engine.search("SQLCipher", as_you_type=False).hits
 
 

@@ -7,7 +7,6 @@ import os
 import random
 import shutil
 import signal
-import sqlite3
 import subprocess
 import sys
 import threading
@@ -15,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from index_checks import notes_with_embedded_chunks
 
 from engine.api import Engine
 from engine.embedder import Embedder, load_default_embedder
@@ -116,26 +116,13 @@ class _Run:
         return code
 
 
-def _notes_with_embedded_chunks(index_dir: Path, model_id: str) -> int:
-    conn = sqlite3.connect(index_dir / "catalog.sqlite")
-    try:
-        row = conn.execute(
-            "SELECT count(DISTINCT c.note_id) FROM chunks c WHERE EXISTS"
-            " (SELECT 1 FROM embeddings e WHERE e.model_id=? AND e.text_sha=c.text_sha)",
-            (model_id,),
-        ).fetchone()
-        return int(row[0])
-    finally:
-        conn.close()
-
-
 def check_consistent(vault: Path, index_dir: Path, embedder: Embedder) -> Engine:
     """Open (repairing), search, and check that catalog and channels agree; returns the open engine."""
     engine = Engine.open(vault, index_dir=index_dir, embedder=embedder)
     status = engine.status()
     assert status.channel_counts["fulltext"] == status.notes, engine.repairs
     assert status.channel_counts["graph"] == status.notes, engine.repairs
-    assert status.channel_counts["vectors"] == _notes_with_embedded_chunks(index_dir, embedder.model_id), engine.repairs
+    assert status.channel_counts["vectors"] == notes_with_embedded_chunks(index_dir, embedder.model_id), engine.repairs
     catalog_shas = {path: state[2] for path, state in engine._catalog.file_states().items()}
     assert engine._fulltext.indexed_shas() == catalog_shas, "full-text documents match the catalog's notes"
     results = engine.search("offline tile packs for the field", as_you_type=False)
