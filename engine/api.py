@@ -126,8 +126,10 @@ class Engine:
         self._catalog = self._open_catalog()
         self._fulltext = self._open_fulltext()
         self._vectors = self._open_vectors()
-        self._graph = GraphChannel(self.config.graph)
-        self._graph.rebuild(self._catalog)
+        self._graph = GraphChannel(self.config.graph, self.index_dir / "graph.pickle")
+        problem = self._graph.open(self._catalog)
+        if problem:
+            self.repairs.append(problem)
         if self._can_repair:
             self._sync_derived()
         elif self._embedder is not None:
@@ -325,7 +327,7 @@ class Engine:
         self._fulltext.refresh()
         if self._embedder is not None:
             self._vectors.update(self._catalog, (), ())
-        self._graph.rebuild(self._catalog)
+        self._graph.open(self._catalog)  # the writer may have saved this generation
         self._searcher.refresh_titles()
         return True
 
@@ -357,6 +359,11 @@ class Engine:
             return
         self._closed = True
         self._indexer.request_stop()
+        if self._lock.try_acquire():  # only the writer saves
+            try:
+                self._graph.save()  # incremental updates since the last save
+            except OSError as exc:
+                log.warning("could not save the graph: %s", exc)
         self._searcher.close()
         self._fulltext.close()
         self._vectors.close()
@@ -455,6 +462,10 @@ class Engine:
             self._manifest.generations["vectors"] = generation
             self._manifest.model_id = self._embedder.model_id
         self._save_manifest()
+        try:
+            self._graph.save(only_rebuilt=True)
+        except OSError as exc:
+            log.warning("could not save the graph: %s", exc)
         self._seen_state = self._index_state()
 
 
@@ -541,7 +552,7 @@ class Engine:
 
     def notes(self) -> list[tuple[str, str]]:
         """(path, title) of every indexed note, sorted by path."""
-        return [(i.path, i.title) for i in self._catalog.note_infos()]
+        return [(path, title) for path, title, _aliases in self._catalog.note_names()]
 
     def backlinks(self, path: str) -> list[Backlink]:
         """Notes linking to `path`, each with the linking line."""

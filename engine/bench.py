@@ -91,6 +91,8 @@ def _child_index(args: argparse.Namespace) -> dict[str, Any]:
             phases["embed"] = round(time.perf_counter() - embed_started, 3)
             embed["embedded_chunks"] = embedded
         peak = _peak_rss_mb()
+        # Parse and full-text worker processes: the largest one's peak (two run at once).
+        workers_peak = round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024.0, 1)
         usage = resource.getrusage(resource.RUSAGE_SELF)
         status = engine.status()
     finally:
@@ -106,6 +108,7 @@ def _child_index(args: argparse.Namespace) -> dict[str, Any]:
         "entities": status.entities,
         "distinct_chunk_texts": all_chunk_texts,
         "peak_rss_mb": peak,
+        "peak_rss_workers_mb": workers_peak,
         "cpu_s": round(usage.ru_utime + usage.ru_stime, 1),
         "index_bytes": index_bytes,
     }
@@ -446,7 +449,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "watch": served.get("watch"),
         "cold_open_ms": cold["median_ms"],
         "cold_open": {**cold, "in_process_open_ms": served["open_ms"], "first_search_ms": served["first_search_ms"]},
-        "peak_rss_mb": {"indexing": indexed["peak_rss_mb"], "serving": served["peak_rss_mb"]},
+        "peak_rss_mb": {
+            "indexing": indexed["peak_rss_mb"],
+            "indexing_largest_worker": indexed.get("peak_rss_workers_mb"),
+            "serving": served["peak_rss_mb"],
+        },
         "index_bytes": indexed["index_bytes"],
         "rg_ms": rg,
         "queries": queries,
@@ -491,7 +498,9 @@ def render(result: dict[str, Any]) -> str:
         f"edit → searchable in all channels: max {update['searchable_ms']['max']:.0f} ms, p50 {update['searchable_ms']['p50']:.0f} ms over {update['edits']} edits ({update['failed']} failed)"
     )
     lines.append(f"cold open to first result: {result['cold_open_ms']:.0f} ms (fresh process)")
-    lines.append(f"peak RSS: indexing {result['peak_rss_mb']['indexing']:.0f} MB, serving {result['peak_rss_mb']['serving']:.0f} MB")
+    rss = result["peak_rss_mb"]
+    workers = f" (+ worker processes, largest {rss['indexing_largest_worker']:.0f} MB)" if rss.get("indexing_largest_worker") else ""
+    lines.append(f"peak RSS: indexing {rss['indexing']:.0f} MB{workers}, serving {rss['serving']:.0f} MB")
     lines.append(f"index size: {result['index_bytes'] / 1e6:.1f} MB")
     return "\n".join(lines) + "\n"
 

@@ -302,6 +302,11 @@ class Catalog:
         )
         return [_note_info(row) for row in rows]
 
+    def note_names(self) -> list[tuple[str, str, tuple[str, ...]]]:
+        """Every note's (path, title, aliases): what name lookups need, without the rest of the metadata."""
+        rows = self._conn().execute("SELECT path, title, aliases FROM notes ORDER BY path")
+        return [(str(p), str(t), tuple(json.loads(str(a))) if a != "[]" else ()) for p, t, a in rows]
+
     def note_info(self, path: str) -> NoteInfo | None:
         """One note's metadata."""
         row = self._conn().execute(

@@ -104,10 +104,19 @@ def _shown(match: re.Match[str]) -> str:
 
 def _window(stored: StoredChunk, matches: Callable[[str], bool]) -> Snippet:
     text = readable(stored.chunk.text)
-    spans = [(m.start(), m.end()) for m in _WORD.finditer(text) if matches(m.group(0))]
-    start = 0
-    if spans and spans[0][0] > SNIPPET_CHARS // 3:
-        start = _word_start(text, spans[0][0] - SNIPPET_CHARS // 4)
+    spans: list[tuple[int, int]] = []
+    start, end = 0, len(text)
+    for m in _WORD.finditer(text):
+        if m.start() >= end:
+            break  # past the window: nothing more to show
+        if not matches(m.group(0)):
+            continue
+        if not spans:
+            # The window starts a little before the first match and is SNIPPET_CHARS long.
+            if m.start() > SNIPPET_CHARS // 3:
+                start = _word_start(text, m.start() - SNIPPET_CHARS // 4)
+            end = min(len(text), start + SNIPPET_CHARS)
+        spans.append((m.start(), m.end()))
     end = min(len(text), start + SNIPPET_CHARS)
     if end < len(text):
         cut = text.rfind(" ", start, end)

@@ -279,7 +279,8 @@ class Indexer:
                     catalog.delete_notes(conn, gone)
                     if replace_skipped:
                         catalog.replace_skipped(conn, work.skipped)
-                catalog.bump_generation(conn)
+                if batch or (start == 0 and gone):
+                    catalog.bump_generation(conn)  # the notes' content changed: derived indexes lag
 
     def _names_changed(
         self, pending: list[_Pending], gone: list[str], known: Collection[str], *, rescanned: bool
@@ -303,9 +304,8 @@ class Indexer:
         """
         resolver = self._resolver
         if titles_changed or resolver is None:
-            infos = self._catalog.note_infos()
             attachments = json.loads(self._catalog.get_meta("attachments") or "[]")
-            resolver = self._resolver = LinkResolver(((i.path, i.title, i.aliases) for i in infos), attachments)
+            resolver = self._resolver = LinkResolver(self._catalog.note_names(), attachments)
         rows = self._catalog.link_targets(None if titles_changed else changed)
         current = self._catalog.link_resolutions() if titles_changed else {}
         updates: list[tuple[str | None, int]] = []

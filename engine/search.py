@@ -32,14 +32,15 @@ class TitleIndex:
         self.titles: dict[str, list[str]] = {}
         self.aliases: dict[str, list[str]] = {}
         self.title_of: dict[str, str] = {}
-        for info in catalog.note_infos():
-            self.title_of[info.path] = info.title
-            self.titles.setdefault(normalize(info.title), []).append(info.path)
-            stem = info.path.rsplit("/", 1)[-1].removesuffix(".md")
-            if normalize(stem) != normalize(info.title):
-                self.titles.setdefault(normalize(stem), []).append(info.path)
-            for alias in info.aliases:
-                self.aliases.setdefault(normalize(alias), []).append(info.path)
+        for path, title, aliases in catalog.note_names():
+            self.title_of[path] = title
+            key = normalize(title)
+            self.titles.setdefault(key, []).append(path)
+            stem = normalize(path.rsplit("/", 1)[-1].removesuffix(".md"))
+            if stem != key:
+                self.titles.setdefault(stem, []).append(path)
+            for alias in aliases:
+                self.aliases.setdefault(normalize(alias), []).append(path)
 
 
 class Searcher:
@@ -208,12 +209,17 @@ class _WordMatcher:
         self._stems = stems
         self._prefix = prefix if prefix and len(prefix) >= 2 else None
         self._stem = stem
+        self._seen: dict[str, bool] = {}  # one query's answers: passages repeat their words
 
     def __call__(self, word: str) -> bool:
-        lowered = word.lower()
-        if self._prefix and lowered.startswith(self._prefix):
-            return True
-        return bool(self._stems & _stems_of(lowered, self._stem))
+        found = self._seen.get(word)
+        if found is None:
+            lowered = word.lower()
+            found = bool(self._prefix and lowered.startswith(self._prefix)) or bool(
+                self._stems & _stems_of(lowered, self._stem)
+            )
+            self._seen[word] = found
+        return found
 
 
 @lru_cache(maxsize=65536)

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -31,53 +32,125 @@ class ScoredDoc:
     matched_terms: tuple[str, ...]
 
 
-class BulkScorer:
-    """Posting lists and field lengths of one Whoosh searcher, as numpy arrays."""
+_Posting = tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]
 
-    def __init__(self, searcher: Any, *, b: float, k1: float) -> None:
-        self.searcher = searcher
-        self._reader = searcher.reader()
-        self._b = b
-        self._k1 = k1
-        self._doc_count = int(searcher.doc_count_all())
-        self._postings: OrderedDict[tuple[str, str], tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]] = (
-            OrderedDict()
-        )
-        self._lengths: dict[str, npt.NDArray[np.float64]] = {}
-        self._avg_length: dict[str, float] = {}
 
-    def _posting(self, field: str, term: str) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
-        key = (field, term)
-        cached = self._postings.get(key)
-        if cached is not None:
+class SegmentCache:
+    """Posting lists, field lengths and term buckets per Whoosh segment, kept across searchers.
+
+    A written segment never changes except for its deletions (part of the posting
+    key), so an edit, which adds one small segment, leaves what was read from the
+    others valid: the keystrokes after a save stay as fast as those before it.
+    """
+
+    def __init__(self) -> None:
+        self._postings: OrderedDict[tuple[str, int, str, str], _Posting] = OrderedDict()
+        self._lengths: dict[tuple[str, str], npt.NDArray[np.float64]] = {}
+        self._terms: dict[tuple[str, str, str], dict[str, int]] = {}
+
+    def posting(self, leaf: Any, field: str, term: str) -> _Posting:
+        """One segment's posting list for (field, term), deleted documents left out."""
+        segment = leaf.segment()
+        key = (segment.segment_id(), segment.deleted_count(), field, term)
+        found = self._postings.get(key)
+        if found is not None:
             self._postings.move_to_end(key)
-            return cached
-        id_parts: list[npt.NDArray[np.int64]] = []
-        weight_parts: list[npt.NDArray[np.float64]] = []
-        for leaf, base in self._reader.leaf_readers():
-            if (field, term) not in leaf:
-                continue
-            ids, weights = _read_postings(leaf.postings(field, term))
-            id_parts.append(ids + base)
-            weight_parts.append(weights)
-        found = (
-            np.concatenate(id_parts) if id_parts else np.zeros(0, dtype=np.int64),
-            np.concatenate(weight_parts) if weight_parts else np.zeros(0, dtype=np.float64),
-        )
+            return found
+        if (field, term) in leaf:
+            found = _read_postings(leaf.postings(field, term))
+        else:
+            found = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64))
         self._postings[key] = found
         if len(self._postings) > _CACHED_POSTING_LISTS:
             self._postings.popitem(last=False)
         return found
 
+    def lengths(self, leaf: Any, field: str) -> npt.NDArray[np.float64]:
+        """Every document's length in `field` for one segment (deleted ones included)."""
+        key = (leaf.segment().segment_id(), field)
+        found = self._lengths.get(key)
+        if found is None:
+            count = int(leaf.doc_count_all())
+            found = _length_column(leaf, field, count)
+            if found is None:
+                length_of = leaf.doc_field_length
+                found = np.fromiter((length_of(doc, field, 1) for doc in range(count)), dtype=np.float64, count=count)
+            self._lengths[key] = found
+        return found
+
+    def terms(self, leaf: Any, field: str, start: str) -> dict[str, int]:
+        """One segment's terms in `field` beginning with `start`, with their document frequencies."""
+        key = (leaf.segment().segment_id(), field, start)
+        found = self._terms.get(key)
+        if found is None:
+            found = _prefix_terms(leaf, field, start)
+            if found is None:
+                found = {}
+                for term, info in leaf.iter_prefix(field, start):
+                    text = term.decode("utf-8") if isinstance(term, bytes) else str(term)
+                    found[text] = int(info.doc_frequency())
+            self._terms[key] = found
+        return found
+
+    def keep_only(self, leaves: Sequence[Any]) -> None:
+        """Forget lengths and terms of segments a merge has removed (postings age out)."""
+        live = {leaf.segment().segment_id() for leaf in leaves}
+        self._lengths = {k: v for k, v in self._lengths.items() if k[0] in live}
+        self._terms = {k: v for k, v in self._terms.items() if k[0] in live}
+
+
+class BulkScorer:
+    """Posting lists and field lengths of one Whoosh searcher, as numpy arrays."""
+
+    def __init__(self, searcher: Any, cache: SegmentCache, *, b: float, k1: float) -> None:
+        self.searcher = searcher
+        self._leaves: list[tuple[Any, int]] = list(searcher.reader().leaf_readers())
+        self._cache = cache
+        cache.keep_only([leaf for leaf, _base in self._leaves])
+        self._b = b
+        self._k1 = k1
+        self._doc_count = int(searcher.doc_count_all())
+        self._lengths: dict[str, npt.NDArray[np.float64]] = {}
+        self._avg_length: dict[str, float] = {}
+        self._paths: dict[int, str] = {}
+
+    def _posting(self, field: str, term: str) -> _Posting:
+        id_parts: list[npt.NDArray[np.int64]] = []
+        weight_parts: list[npt.NDArray[np.float64]] = []
+        for leaf, base in self._leaves:
+            ids, weights = self._cache.posting(leaf, field, term)
+            if len(ids):
+                id_parts.append(ids + base)
+                weight_parts.append(weights)
+        if len(id_parts) == 1:
+            return id_parts[0], weight_parts[0]
+        return (
+            np.concatenate(id_parts) if id_parts else np.zeros(0, dtype=np.int64),
+            np.concatenate(weight_parts) if weight_parts else np.zeros(0, dtype=np.float64),
+        )
+
     def _field_lengths(self, field: str) -> npt.NDArray[np.float64]:
         lengths = self._lengths.get(field)
         if lengths is None:
-            length_of = self.searcher.doc_field_length
-            lengths = self._lengths[field] = np.fromiter(
-                (length_of(doc, field, 1) for doc in range(self._doc_count)), dtype=np.float64, count=self._doc_count
-            )
+            parts = [self._cache.lengths(leaf, field) for leaf, _base in self._leaves]
+            lengths = self._lengths[field] = np.concatenate(parts) if parts else np.zeros(0, dtype=np.float64)
             self._avg_length[field] = float(self.searcher.avg_field_length(field) or 1)
         return lengths
+
+    def path_of(self, docnum: int) -> str:
+        """The stored path of a document of this searcher."""
+        path = self._paths.get(docnum)
+        if path is None:
+            path = self._paths[docnum] = str(self.searcher.stored_fields(docnum)["path"])
+        return path
+
+    def terms(self, field: str, start: str) -> dict[str, int]:
+        """Terms of `field` beginning with `start` over all segments, document frequencies summed."""
+        counts: dict[str, int] = {}
+        for leaf, _base in self._leaves:
+            for term, df in self._cache.terms(leaf, field, start).items():
+                counts[term] = counts.get(term, 0) + df
+        return counts
 
     def search(self, clauses: Sequence[tuple[str, str, float]], limit: int) -> list[ScoredDoc]:
         """Top documents for the sum of (field, term, boost) BM25F clauses, best first."""
@@ -109,13 +182,67 @@ class BulkScorer:
         # Best score first; ties by document number, as Whoosh's collector orders them.
         order = np.lexsort((candidates, -scores[candidates]))
         docs = candidates[order]
-        out: list[ScoredDoc] = []
-        for doc in docs.tolist():
-            terms = dict.fromkeys(
-                term for term, ids in matched if ids[min(int(np.searchsorted(ids, doc)), len(ids) - 1)] == doc
-            )
-            out.append(ScoredDoc(docnum=doc, score=float(scores[doc]), matched_terms=tuple(terms)))
-        return out
+        # Which terms each kept document matched: one vectorised lookup per clause.
+        terms_of: list[dict[str, None]] = [{} for _ in range(len(docs))]
+        for term, ids in matched:
+            at = np.minimum(np.searchsorted(ids, docs), len(ids) - 1)
+            for i in np.flatnonzero(ids[at] == docs).tolist():
+                terms_of[i][term] = None
+        return [
+            ScoredDoc(docnum=doc, score=float(scores[doc]), matched_terms=tuple(terms))
+            for doc, terms in zip(docs.tolist(), terms_of, strict=True)
+        ]
+
+
+def _prefix_terms(leaf: Any, field: str, start: str) -> dict[str, int] | None:
+    """A segment's terms beginning with `start`, read straight from Whoosh 2.7's W3 term table, or None.
+
+    Only the document frequency of each term is wanted: it sits at bytes 5-9 of the
+    stored term info (struct "!BfIBBfII"), so no TermInfo object is built per term.
+    """
+    try:
+        terms = leaf._terms
+        wanted = terms._keycoder(field, start.encode("utf-8"))
+        items = terms._tindex.items_from(wanted)
+    except (AttributeError, TypeError):
+        return None
+    found: dict[str, int] = {}
+    skip = len(wanted) - len(start.encode("utf-8"))
+    for keybytes, valbytes in items:
+        if not keybytes.startswith(wanted):
+            break
+        found[keybytes[skip:].decode("utf-8")] = int.from_bytes(valbytes[5:9], "big")
+    return found
+
+
+def _length_column(leaf: Any, field: str, count: int) -> npt.NDArray[np.float64] | None:
+    """A segment's field lengths read as one byte column (Whoosh 2.7's W3 codec), or None.
+
+    Whoosh stores each length as one lossy byte; decoding them one call per document
+    took most of the first query after opening a 10k-note index. A document without
+    the field reads as NaN, as `doc_field_length` gives it (None); it has no postings
+    there, so it is never scored.
+    """
+    try:
+        from whoosh.codec.whoosh3 import LENGTHS_COLUMN, _lenfield
+
+        reader = leaf._perdoc._cached_reader(_lenfield(field), LENGTHS_COLUMN)
+        if reader is None:
+            return np.ones(count, dtype=np.float64)  # `doc_field_length`'s default
+        stored = min(int(reader._count), count)
+        raw = np.frombuffer(reader._dbfile.get(reader._basepos, stored), dtype=np.uint8)
+    except (AttributeError, ImportError, TypeError):
+        return None
+    column = np.full(count, np.nan, dtype=np.float64)
+    column[:stored] = _byte_lengths()[raw]
+    return column
+
+
+@lru_cache(maxsize=1)
+def _byte_lengths() -> npt.NDArray[np.float64]:
+    from whoosh.util.numeric import byte_to_length
+
+    return np.array([np.nan] + [float(byte_to_length(b)) for b in range(1, 256)], dtype=np.float64)
 
 
 def _read_postings(matcher: Any) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:

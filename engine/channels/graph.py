@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import gc
+import os
+import pickle
 import re
+import sys
 import threading
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from engine.catalog import Catalog
@@ -21,6 +26,9 @@ LINKS, MENTIONS, TAGGED, COOCCURS = 0, 1, 2, 3
 _RELATION_NAMES = {LINKS: "links", MENTIONS: "mentions", TAGGED: "tagged", COOCCURS: "co-occurs"}
 _RELATION_WEIGHT = {LINKS: 3.0, MENTIONS: 1.0, TAGGED: 0.5, COOCCURS: 1.0}
 _MAX_COOCCURRING = 8
+_MEMO_EXPANSIONS = 2048
+# A name shared by more entities than this spreads thinly: its seeds walk one hop.
+_AMBIGUOUS_NAME = 3
 
 
 _PERSON_QUESTION = frozenset({"who", "whom", "whose"})
@@ -175,6 +183,8 @@ class _NeighborCache:
         self.weights = weights
         self.relations = relations
         self.tops: dict[int, list[tuple[int, float, int]]] = {}
+        # Expansions already walked, by (seed, relation words): typing repeats them.
+        self.reaches: dict[tuple[int, frozenset[str], int], dict[int, _Reach]] = {}
 
 
 # Weight of one occurrence per relation code (a co-occurrence counts half).
@@ -226,7 +236,7 @@ def _note_part(
     min_name_len: int,
 ) -> _Part:
     """What one note adds: tag, mention, link and co-occurrence edges, names, link contexts."""
-    me = f"note:{info.path}"
+    me = sys.intern(f"note:{info.path}")  # one object per key: less memory, a smaller saved graph
     edges: dict[tuple[str, str, int], int] = {}
     surfaces: dict[tuple[str, str], int] = {}
 
@@ -237,7 +247,7 @@ def _note_part(
 
     for tag in info.tags:
         clean = tag.lstrip("#")
-        key = f"tag:{clean.lower()}"
+        key = sys.intern(f"tag:{clean.lower()}")
         surfaces[(key, clean)] = surfaces.get((key, clean), 0) + 1
         connect(me, key, TAGGED)
     # Entities per chunk: names mentioned and notes linked, for co-occurrence.
@@ -248,7 +258,7 @@ def _note_part(
             continue
         named = name_to_note.get(normal)
         if named is None:
-            named = f"name:{normal}"
+            named = sys.intern(f"name:{normal}")
             surfaces[(named, surface)] = surfaces.get((named, surface), 0) + 1
         connect(me, named, MENTIONS)
         chunk_entities[ordinal].append(named)
@@ -259,7 +269,7 @@ def _note_part(
     for target, line, written in rows.links:
         if target == info.path or target not in notes:
             continue
-        other = f"note:{target}"
+        other = sys.intern(f"note:{target}")
         connect(me, other, LINKS)
         link_dirs.add(other)
         for start, end, ordinal in rows.chunks:
@@ -303,7 +313,7 @@ class _Build:
         self.name_to_note: dict[str, str] = {}
         self.note_entries: list[tuple[str, str]] = []
         for info in infos:
-            key = f"note:{info.path}"
+            key = sys.intern(f"note:{info.path}")
             self.vertex(key)
             self.titles[key] = info.title
             for surface in (info.title, *info.aliases):
@@ -450,13 +460,39 @@ class _Build:
         return igraph.Graph(n=len(self.keys), edges=self.ends, directed=False)
 
 
+# A saved graph is pickled data: these are the only classes it may name.
+_SAVED_FORMAT = 1
+_SAVED_CLASSES = frozenset(
+    {
+        ("engine.channels.graph", "_Build"),
+        ("engine.channels.graph", "_Part"),
+        ("engine.channels.graph", "_Vertex"),
+        ("engine.entities", "EntityDictionary"),
+    }
+)
+
+
+class _SavedGraphUnpickler(pickle.Unpickler):
+    """Loads the graph's own classes and plain containers, never anything that runs code."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        if (module, name) in _SAVED_CLASSES:
+            return super().find_class(module, name)
+        raise pickle.UnpicklingError(f"{module}.{name} does not belong in a saved graph")
+
+
 class GraphChannel:
     """Notes ranked by weighted, hop-decayed proximity to the entities a query names."""
 
     name: ChannelName = "graph"
 
-    def __init__(self, config: GraphConfig) -> None:
+    def __init__(self, config: GraphConfig, path: Path | None = None) -> None:
         self._config = config
+        self._path = path
+        self._generation = -1  # the catalog generation the graph reflects
+        self._saved_generation = -1  # the generation written to `path`
+        self._rebuilt = False  # whether the last change was a rebuild (worth saving at once)
+        self.origin = "empty"  # "saved" (loaded from `path`) or "built" (from the catalog)
         self._lock = threading.RLock()
         self._build_lock = threading.Lock()
         self._build: _Build | None = None
@@ -497,6 +533,9 @@ class GraphChannel:
         index = {key: i for i, key in enumerate(build.keys) if key.startswith("note:") or build.surfaces.get(key)}
         self._build = build
         self._publish(build.graph(), vertices, index, EntityDictionary(build.entries()))
+        self._generation = catalog.generation
+        self._rebuilt = True
+        self.origin = "built"
 
     def update(self, catalog: Catalog, changed: Collection[str], removed: Collection[str]) -> None:
         """Subtract the changed notes' old parts and add their new ones; rebuild when names move.
@@ -507,6 +546,7 @@ class GraphChannel:
         with self._build_lock:
             build = self._build
             if build is not None and not changed and not removed:
+                self._generation = catalog.generation
                 return
             if build is None or removed or len(changed) > max(1.0, _INCREMENTAL_SHARE * len(build.parts)):
                 self._rebuild(catalog)
@@ -520,6 +560,8 @@ class GraphChannel:
                 self._rebuild(catalog)
                 return
             self._patch(catalog, build, known)
+            self._generation = catalog.generation
+            self._rebuilt = False
 
     def _patch(self, catalog: Catalog, build: _Build, infos: list[NoteInfo]) -> None:
         """Replace some notes' parts in the sums and publish the patched graph."""
@@ -619,7 +661,7 @@ class GraphChannel:
         if graph is None or cache is None or query.is_empty:
             return ChannelAnswer(hits=())
         matches = dictionary.recognize(query.text)
-        seeds: list[tuple[int, float]] = []
+        seeds: list[tuple[int, float, int]] = []
         recognized: list[str] = []
         for match in matches:
             ids = [index[k] for k in match.entity_ids if k in index]
@@ -627,22 +669,28 @@ class GraphChannel:
                 continue
             recognized.append(match.surface)
             share = 1.0 / len(ids)  # an ambiguous name spreads its weight
-            seeds.extend((v, share) for v in ids)
+            # ... and walks one hop: its second hop is many vertices each worth little.
+            hops = self._config.max_hops if len(ids) <= _AMBIGUOUS_NAME else 1
+            seeds.extend((v, share, hops) for v in ids)
         if not seeds:
             return ChannelAnswer(hits=())
         # "Who attended X?" asks for X's people, not for X: the named notes are not answers.
         # Only where the named note's relations are written as links; co-occurrence is too
         # loose to say the note itself is not what was asked for.
         answers_are_neighbors = _asks_for_related(query.text, matches) and any(
-            v in linked for v, _ in seeds
+            v in linked for v, _, _ in seeds
         )
         # The query's other words name the relation ("invested", "advises"); links written
-        # in a sentence that says so are the ones asked about.
-        relation_keys = frozenset(_context_keys(_residual_words(query.text, matches)))
+        # in a sentence that says so are the ones asked about. A word still being typed
+        # names nothing yet.
+        residual = _residual_words(query.text, matches)
+        if query.prefix and residual and residual[-1] == query.prefix:
+            residual.pop()
+        relation_keys = frozenset(_context_keys(residual))
         totals: dict[int, float] = defaultdict(float)
         best: dict[int, _Reach] = {}
-        for seed, seed_weight in seeds:
-            for v, reach in self._expand(cache, seed, contexts, relation_keys).items():
+        for seed, seed_weight, hops in seeds:
+            for v, reach in self._expand(cache, seed, contexts, relation_keys, hops).items():
                 if answers_are_neighbors and reach.hops == 0:
                     continue
                 totals[v] += seed_weight * reach.score
@@ -693,12 +741,18 @@ class GraphChannel:
         seed: int,
         contexts: dict[tuple[int, int], frozenset[str]] | None = None,
         relation_keys: frozenset[str] = frozenset(),
+        max_hops: int | None = None,
     ) -> dict[int, _Reach]:
         """Best reach of every vertex within max_hops of `seed`; edges whose link context names the relation count more."""
         config = self._config
+        hops = config.max_hops if max_hops is None else max_hops
+        memo = (seed, relation_keys, hops)
+        known_reach = cache.reaches.get(memo)
+        if known_reach is not None:
+            return known_reach
         reached: dict[int, _Reach] = {seed: _Reach(1.0, 0, (seed,), LINKS)}
         frontier = [seed]
-        for hop in range(1, config.max_hops + 1):
+        for hop in range(1, hops + 1):
             next_frontier: list[int] = []
             for u in frontier:
                 base = reached[u]
@@ -714,6 +768,9 @@ class GraphChannel:
                             next_frontier.append(v)
                         reached[v] = _Reach(score, hop, (*base.path, v), relation)
             frontier = next_frontier
+        if len(cache.reaches) >= _MEMO_EXPANSIONS:
+            cache.reaches.clear()
+        cache.reaches[memo] = reached
         return reached
 
     def _top_neighbors(self, cache: _NeighborCache, vertex: int) -> list[tuple[int, float, int]]:
@@ -764,8 +821,76 @@ class GraphChannel:
         with self._lock:
             return len(self._index)
 
-    def save(self) -> None:
-        """The graph is rebuilt from the catalog at open; nothing to persist."""
+    def open(self, catalog: Catalog) -> str:
+        """Load the saved graph if it reflects the catalog as it is now, else build it.
+
+        Returns:
+            Why a saved graph could not be used, when it was damaged ("" otherwise:
+            a missing or out-of-date file is simply rebuilt).
+        """
+        with self._build_lock:
+            problem = ""
+            try:
+                if self._load(catalog.generation):
+                    return ""
+            except Exception as exc:  # a damaged pickle raises assorted errors
+                problem = f"saved graph unreadable ({type(exc).__name__}: {exc}); rebuilt from the catalog"
+            self._rebuild(catalog)
+            return problem
+
+    def _load(self, generation: int) -> bool:
+        """Publish the saved graph if its stamp matches; False when absent or stale."""
+        if self._path is None or not self._path.is_file():
+            return False
+        with self._path.open("rb") as f:
+            if _SavedGraphUnpickler(f).load() != self._stamp(generation):
+                return False
+            collecting = gc.isenabled()
+            gc.disable()  # millions of small containers: the collector would triple the load time
+            try:
+                saved = _SavedGraphUnpickler(f).load()
+            finally:
+                if collecting:
+                    gc.enable()
+        build, vertices, index, dictionary = saved
+        if not (isinstance(build, _Build) and isinstance(dictionary, EntityDictionary)):
+            raise pickle.UnpicklingError("saved graph has an unexpected shape")
+        self._build = build
+        self._publish(build.graph(), vertices, index, dictionary)
+        self._generation = self._saved_generation = generation
+        self._rebuilt = False
+        self.origin = "saved"
+        return True
+
+    def _stamp(self, generation: int) -> dict[str, object]:
+        return {"format": _SAVED_FORMAT, "generation": generation, "config": repr(self._config)}
+
+    def save(self, *, only_rebuilt: bool = False) -> None:
+        """Write the graph next to the index (atomically) if it changed since it was written.
+
+        Args:
+            only_rebuilt: write only if the last change was a full rebuild; an
+                incremental update is cheap to redo and is saved at close.
+        """
+        with self._build_lock:
+            build = self._build
+            if self._path is None or build is None or self._generation == self._saved_generation:
+                return
+            if only_rebuilt and not self._rebuilt:
+                return
+            with self._lock:
+                payload = (build, self._vertices, self._index, self._dictionary)
+            temporary = self._path.with_name(f"{self._path.name}.{os.getpid()}.tmp")
+            try:
+                with temporary.open("wb") as f:
+                    pickle.dump(self._stamp(self._generation), f, protocol=pickle.HIGHEST_PROTOCOL)
+                    pickle.dump(payload, f, protocol=pickle.HIGHEST_PROTOCOL)
+                    f.flush()
+                    os.fsync(f.fileno())
+                os.replace(temporary, self._path)
+            finally:
+                temporary.unlink(missing_ok=True)
+            self._saved_generation = self._generation
 
     def count(self) -> int:
         """Notes in the graph."""

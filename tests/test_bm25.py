@@ -1,0 +1,68 @@
+"""The bulk BM25F scorer's shortcuts into Whoosh's files agree with Whoosh's public API."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from engine.api import Engine
+from engine.channels.bm25 import _length_column, _prefix_terms
+from engine.channels.fulltext import FulltextChannel
+from engine.query import parse_query
+
+FIELDS = ("title", "aliases", "headings", "tags", "body")
+TYPED = ["atl", "Priya Ku", "offline sy", "sqlc", "who attended the kick", "ro", "zz", "crdt"]
+
+
+def _edited(vault: Path, index: Path) -> Engine:
+    """An engine whose full-text index has several segments, some with deletions."""
+    eng = Engine.open(vault, index_dir=index, embedder=None)
+    eng.reindex(embed=False)
+    for i, name in enumerate(["Projects/Atlas/Offline Sync Conflicts.md", "People/Priya Kumar.md"]):
+        note = vault / name
+        note.write_text(note.read_text(encoding="utf-8") + f"\nRoadmap rollout review {i}, Atlassian rotation.\n", "utf-8")
+        eng.reindex([name], embed=False)
+    (vault / "Rotations.md").write_text("# Rotations\n\nOn-call rotation for Atlas and Beacon.\n", "utf-8")
+    eng.reindex(["Rotations.md"], embed=False)
+    return eng
+
+
+def test_shortcuts_read_what_the_public_api_reads(sample_copy: Path, tmp_path: Path) -> None:
+    with _edited(sample_copy, tmp_path / "index") as eng:
+        reader = eng._fulltext._searcher.reader()
+        leaves = reader.leaf_readers()
+        assert len(leaves) > 1 and any(leaf.has_deletions() for leaf, _ in leaves)
+        for leaf, _base in leaves:
+            count = leaf.doc_count_all()
+            for field in FIELDS:
+                slow = np.fromiter((leaf.doc_field_length(d, field, 1) for d in range(count)), np.float64, count)
+                fast = _length_column(leaf, field, count)
+                assert fast is not None and np.array_equal(fast, slow, equal_nan=True), field
+                for start in ("a", "at", "ro", "pr", "zz", "é"):
+                    public = {
+                        (t.decode() if isinstance(t, bytes) else t): i.doc_frequency()
+                        for t, i in leaf.iter_prefix(field, start)
+                    }
+                    assert _prefix_terms(leaf, field, start) == public, (field, start)
+
+
+def test_segment_cache_survives_commits_without_going_stale(sample_copy: Path, tmp_path: Path) -> None:
+    index = tmp_path / "index"
+    with _edited(sample_copy, index) as eng:
+        live: FulltextChannel = eng._fulltext
+        for text in TYPED:  # warm the caches, then change the index under them
+            live.search(parse_query(text), 50)
+        note = sample_copy / "Decisions/ADR-004 Sync with CRDTs.md"
+        note.write_text(note.read_text(encoding="utf-8") + "\nRotation rollout: Priya reviews the roadmap.\n", "utf-8")
+        eng.reindex(["Decisions/ADR-004 Sync with CRDTs.md"], embed=False)
+        fresh = FulltextChannel(index / "fulltext", eng.config.fulltext)
+        try:
+            for text in TYPED:
+                for as_you_type in (True, False):
+                    query = parse_query(text, as_you_type=as_you_type)
+                    assert live.search(query, 50) == fresh.search(query, 50), text
+        finally:
+            fresh.close()
+        hits = live.search(parse_query("rotation rollout", as_you_type=False), 50).hits
+        assert "Decisions/ADR-004 Sync with CRDTs.md" in [h.path for h in hits]
