@@ -10,7 +10,7 @@ import re
 import shutil
 import threading
 import time
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from pathlib import Path
 
 from engine.catalog import Catalog
@@ -99,7 +99,9 @@ class Engine:
             "vectors": self._vectors,
             "graph": self._graph,
         }
-        self._searcher = Searcher(self._catalog, channels, config, stem=self._fulltext.analyze)
+        self._searcher = Searcher(
+            self._catalog, channels, config, stem=self._fulltext.analyze, term_weights=self._fulltext.term_weights
+        )
         self._indexer = Indexer(
             vault,
             self._catalog,
@@ -549,6 +551,10 @@ class Engine:
             text = body[0] if body else ""
         links = tuple((row.link, row.resolved) for row in self._catalog.links_from(path))
         return NoteView(info=info, text=text, body_line_offset=body[1] if body else 0, links=links)
+
+    def term_weights(self, terms: Sequence[str]) -> dict[str, float]:
+        """The full-text idf of index terms (stemmed words), as fusion weighs keyword coverage."""
+        return self._fulltext.term_weights(terms)
 
     def notes(self) -> list[tuple[str, str]]:
         """(path, title) of every indexed note, sorted by path."""

@@ -22,7 +22,11 @@ class FusionConfig:
     )
     relational_graph_boost: float = 5.0
     keyword_coverage_power: float = 1.0
+    idf_coverage: bool = True
     entity_coverage_power: float = 0.5
+    seed_confirm_rank: int = 3
+    seed_confirm_boost: float = 2.0
+    vector_confidence_power: float = 1.0
     high_vector_cosine: float = 0.55
     weak_vector_cosine: float = 0.30
 
@@ -61,6 +65,7 @@ class GraphConfig:
     max_neighbors: int = 40
     min_name_len: int = 3
     relation_boost: float = 2.0
+    title_words: bool = True  # a lone capitalised word that is a note's title mentions that note
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import pairwise
 
-__all__ = ["STOP_WORDS", "EntityDictionary", "EntityMatch", "displayed_text", "extract_names", "normalize"]
+__all__ = [
+    "STOP_WORDS",
+    "EntityDictionary",
+    "EntityMatch",
+    "displayed_text",
+    "extract_capitalized_words",
+    "extract_names",
+    "is_title_word",
+    "normalize",
+]
 
 # Words that start sentences or glue them together; they never begin (or, alone, form) a name.
 # fmt: off
@@ -85,6 +94,7 @@ def _char_class(chars: Iterable[str]) -> str:
 # `re` has no \p{Lu}; upper- and titlecase letters of the BMP, as a class, stand in for it.
 _UPPER = _char_class(c for c in map(chr, range(0x10000)) if c.isupper() or c.istitle())
 _CAP_WORD = rf"[{_UPPER}]\w*(?:['’\-]\w+)*"
+_SINGLE_CAP = re.compile(rf"(?<![\w'’\-]){_CAP_WORD}")
 _GAP = r"[ \t\u00a0]+"
 _CAP_RUN = re.compile(
     rf"(?<![\w'’\-]){_CAP_WORD}(?:{_GAP}(?:(?:of|de|van|von|la){_GAP})?{_CAP_WORD})+"
@@ -158,6 +168,29 @@ def extract_names(text: str) -> list[str]:
             seen.add(key)
             names.append(name)
     return names
+
+
+def extract_capitalized_words(text: str) -> list[str]:
+    """Single Title-case words ("Neighbours", "Oahu"), deduped, stop words left out.
+
+    Not names by themselves (every sentence starts with one), but a word that is a
+    note's title is a mention of that note, as Obsidian's unlinked mentions count it.
+    """
+    seen: set[str] = set()
+    words: list[str] = []
+    for m in _SINGLE_CAP.finditer(text):
+        word = m.group()
+        key = word.casefold()
+        if len(word) < 3 or key in seen or key in STOP_WORDS or not is_title_word(word):
+            continue
+        seen.add(key)
+        words.append(word)
+    return words
+
+
+def is_title_word(surface: str) -> bool:
+    """One Title-case word: an initial capital and no other (so not an identifier or acronym)."""
+    return bool(surface) and surface[0].isupper() and surface[1:] == surface[1:].lower() and _WORD.fullmatch(surface) is not None
 
 
 def _capitalized_phrases(text: str) -> list[tuple[int, int]]:

@@ -11,15 +11,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from engine.channels.fulltext import analyze_text
-from engine.channels.graph import answers_relation, entity_coverage
+from engine.channels.graph import answers_relation
 from engine.errors import ConfigError
 from engine.fusion import fuse, term_coverage
 from engine.query import parse_query
 from engine.records import CHANNEL_NAMES, ChannelName, Hit, SearchResults
-from engine.search import query_stems
+from engine.search import graph_factors, query_stems, vector_factors
 
 if TYPE_CHECKING:
     from engine.api import Engine
+    from engine.config import FusionConfig
 
 __all__ = [
     "METRIC_NAMES",
@@ -290,10 +291,19 @@ def evaluate(
         relational = graph_top is not None and answers_relation(
             text, hybrid.recognized_entities, graph_top.graph_relation
         )
-        factors = _keyword_factors(alone.get("fulltext"), text, fusion.keyword_coverage_power)
-        if "graph" in lists and lists["graph"] and fusion.entity_coverage_power > 0:
-            coverage = entity_coverage(text, hybrid.recognized_entities) ** fusion.entity_coverage_power
-            factors["graph"] = dict.fromkeys(lists["graph"], coverage)
+        factors = _keyword_factors(engine, alone.get("fulltext"), text, fusion)
+        if "vectors" in alone:
+            factors.update(
+                vector_factors(
+                    [(hit.path, hit.channels["vectors"].score) for hit in alone["vectors"].hits if "vectors" in hit.channels],
+                    fusion,
+                )
+            )
+        if lists.get("graph"):
+            reached = [
+                (hit.path, hit.channels["graph"].graph_path) for hit in graph_hits if "graph" in hit.channels
+            ]
+            factors.update(graph_factors(text, hybrid.recognized_entities, reached, lists, fusion))
         refused = [
             path for path, _ in fuse(lists, fusion, floors, relational=relational, factors=factors)
         ]
@@ -348,14 +358,18 @@ def evaluate(
     )
 
 
-def _keyword_factors(results: SearchResults | None, text: str, power: float) -> dict[str, dict[str, float]]:
+def _keyword_factors(
+    engine: Engine, results: SearchResults | None, text: str, fusion: FusionConfig
+) -> dict[str, dict[str, float]]:
     """The search's per-hit keyword factors, rebuilt from a full-text-only search's evidence."""
+    power = fusion.keyword_coverage_power
     if results is None or power <= 0:
         return {}
     stems = query_stems(parse_query(text, as_you_type=False), analyze_text)
+    weights = engine.term_weights(stems) if fusion.idf_coverage else None
     return {
         "fulltext": {
-            hit.path: term_coverage(hit.channels["fulltext"].matched_terms, stems, power)
+            hit.path: term_coverage(hit.channels["fulltext"].matched_terms, stems, power, weights)
             for hit in results.hits
             if "fulltext" in hit.channels
         }

@@ -81,13 +81,26 @@ def fuse(
     return apply_floors(fused, floors)
 
 
-def term_coverage(matched: Collection[str], query_terms: Collection[str], power: float) -> float:
+def term_coverage(
+    matched: Collection[str],
+    query_terms: Collection[str],
+    power: float,
+    weights: Mapping[str, float] | None = None,
+) -> float:
     """(share of the query's terms a keyword hit matched) ** power; 1 for a query without terms.
 
     A keyword hit on one word of a six-word paraphrase is weak evidence; scaling its
-    vote keeps it from pushing out what another channel found with confidence.
+    vote keeps it from pushing out what another channel found with confidence. With
+    `weights` (a term's idf), the share counts rare words for more than common ones:
+    "mainnet keynote" matched is most of "anyone who has given a Mainnet keynote".
     """
-    if not query_terms:
+    terms = set(query_terms)
+    if not terms:
         return 1.0
-    share = len(set(matched) & set(query_terms)) / len(set(query_terms))
+    found = set(matched) & terms
+    if weights is None:
+        share = len(found) / len(terms)
+    else:
+        total = sum(weights.get(term, 1.0) for term in terms)
+        share = sum(weights.get(term, 1.0) for term in found) / total if total > 0 else 0.0
     return float(share**power)

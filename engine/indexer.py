@@ -24,7 +24,7 @@ from engine.channels.vectors import VectorChannel
 from engine.chunking import chunk_note
 from engine.config import EngineConfig
 from engine.embedder import Embedder, embed_in_batches
-from engine.entities import extract_names
+from engine.entities import extract_capitalized_words, extract_names, normalize
 from engine.records import Chunk, NoteInfo, Progress, ReindexReport, SkippedFile
 from engine.vault import LinkResolver, NoteUnreadable, VaultFile, parse_note, read_note, scan_vault
 
@@ -381,7 +381,13 @@ def _prepare(item: _Unparsed, max_words: int, overlap_words: int) -> _Pending:
     chunks = chunk_note(note, max_words, overlap_words)
     mentions: list[tuple[int, str]] = []
     for chunk in chunks:
-        mentions.extend((chunk.ordinal, name) for name in extract_names(chunk.text))
+        names = extract_names(chunk.text)
+        mentions.extend((chunk.ordinal, name) for name in names)
+        # Single capitalised words become edges only where they are a note's title (graph).
+        named = {normalize(name) for name in names}
+        mentions.extend(
+            (chunk.ordinal, word) for word in extract_capitalized_words(chunk.text) if word.casefold() not in named
+        )
     info = NoteInfo(
         path=path,
         title=note.title,

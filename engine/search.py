@@ -10,7 +10,7 @@ from functools import lru_cache
 from engine.catalog import Catalog
 from engine.channels.base import Channel, ChannelAnswer
 from engine.channels.graph import answers_relation, entity_coverage
-from engine.config import EngineConfig
+from engine.config import EngineConfig, FusionConfig
 from engine.entities import STOP_WORDS, normalize
 from engine.evidence import build_snippet, choose_label
 from engine.fusion import fuse, term_coverage
@@ -53,8 +53,10 @@ class Searcher:
         config: EngineConfig,
         *,
         stem: Callable[[str], list[str]] | None = None,
+        term_weights: Callable[[Sequence[str]], dict[str, float]] | None = None,
     ) -> None:
         self._catalog = catalog
+        self._term_weights = term_weights
         self._channels = dict(channels)
         self._config = config
         self._pool = ThreadPoolExecutor(max_workers=len(CHANNEL_NAMES), thread_name_prefix="cairn-channel")
@@ -126,8 +128,22 @@ class Searcher:
             [*exact, *alias],
             relational=relational,
             factors={
-                **keyword_factors(answers.get("fulltext"), stems, fusion.keyword_coverage_power),
-                **graph_factors(query.text, graph_answer, fusion.entity_coverage_power),
+                **keyword_factors(
+                    answers.get("fulltext"),
+                    stems,
+                    fusion.keyword_coverage_power,
+                    self._term_weights(stems) if self._term_weights and fusion.idf_coverage else None,
+                ),
+                **vector_factors(
+                    [(h.path, h.score) for h in answers["vectors"].hits] if "vectors" in answers else [], fusion
+                ),
+                **graph_factors(
+                    query.text,
+                    graph_answer.recognized if graph_answer else (),
+                    [(h.path, h.graph_path) for h in graph_answer.hits] if graph_answer else [],
+                    rankings,
+                    fusion,
+                ),
             },
         )
         by_channel = {
@@ -238,22 +254,64 @@ def query_stems(query: Query, stem: Callable[[str], list[str]] | None) -> list[s
 
 
 def keyword_factors(
-    answer: ChannelAnswer | None, stems: Sequence[str], power: float
+    answer: ChannelAnswer | None,
+    stems: Sequence[str],
+    power: float,
+    weights: Mapping[str, float] | None = None,
 ) -> dict[str, dict[str, float]]:
-    """Per full-text hit, the fusion factor for how much of the query it matched."""
+    """Per full-text hit, the fusion factor for how much of the query it matched (idf-weighted if given)."""
     if answer is None or power <= 0:
         return {}
-    return {"fulltext": {h.path: term_coverage(h.matched_terms, stems, power) for h in answer.hits}}
+    return {"fulltext": {h.path: term_coverage(h.matched_terms, stems, power, weights) for h in answer.hits}}
+
+
+def vector_factors(hits: Sequence[tuple[str, float]], fusion: FusionConfig) -> dict[str, dict[str, float]]:
+    """The vector channel's fusion factor per hit: (cosine / high_vector_cosine) ** power, at most 1.
+
+    A nearest neighbour is always ranked first, however far it is; a weak match
+    should not push out a keyword hit that matched the rare words of the query.
+    """
+    power = fusion.vector_confidence_power
+    if power <= 0 or not hits:
+        return {}
+    high = fusion.high_vector_cosine
+    return {"vectors": {path: min(1.0, max(score, 0.0) / high) ** power for path, score in hits}}
 
 
 def graph_factors(
-    text: str, answer: ChannelAnswer | None, power: float
+    text: str,
+    recognized: Sequence[str],
+    graph_hits: Sequence[tuple[str, tuple[str, ...]]],
+    rankings: Mapping[str, Sequence[str]],
+    fusion: FusionConfig,
 ) -> dict[str, dict[str, float]]:
-    """The graph's fusion factor: how much of the query its recognised entities cover."""
-    if answer is None or power <= 0 or not answer.hits:
+    """The graph's fusion factor: how much of the query its recognised entities cover.
+
+    A long query that happens to contain a name is mostly about something the graph
+    cannot see, so its graph votes count less. But where a note the query names (a
+    graph hit at hop 0; `graph_hits` are (path, graph path) pairs) is also near the top
+    of the full-text or vector list, the names are what the query is about and the
+    notes the graph reaches from them are the question's next hop: the graph's votes
+    then count `seed_confirm_boost` instead.
+    """
+    power = fusion.entity_coverage_power
+    if power <= 0 or not graph_hits:
         return {}
-    factor = entity_coverage(text, answer.recognized) ** power
-    return {"graph": {hit.path: factor for hit in answer.hits}}
+    if seed_confirmed(graph_hits, rankings, fusion.seed_confirm_rank):
+        factor = fusion.seed_confirm_boost
+    else:
+        factor = entity_coverage(text, recognized) ** power
+    return {"graph": {path: factor for path, _trail in graph_hits}}
+
+
+def seed_confirmed(
+    graph_hits: Sequence[tuple[str, tuple[str, ...]]], rankings: Mapping[str, Sequence[str]], within: int
+) -> bool:
+    """Whether one of the graph's seed notes (hop 0) is also in another channel's top `within`."""
+    if within <= 0:
+        return False
+    seeds = {path for path, trail in graph_hits if len(trail) == 1}
+    return any(path in seeds for name, ranked in rankings.items() if name != "graph" for path in ranked[:within])
 
 
 def _timed(channel: Channel, query: Query, limit: int) -> tuple[ChannelAnswer, float]:

@@ -7,7 +7,14 @@ import time
 
 import pytest
 
-from engine.entities import EntityDictionary, EntityMatch, extract_names, normalize
+from engine.entities import (
+    EntityDictionary,
+    EntityMatch,
+    extract_capitalized_words,
+    extract_names,
+    is_title_word,
+    normalize,
+)
 
 # ---------------------------------------------------------------------------
 # extract_names
@@ -36,6 +43,13 @@ from engine.entities import EntityDictionary, EntityMatch, extract_names, normal
 )
 def test_capitalized_phrases(text: str, expected: list[str]) -> None:
     assert extract_names(text) == expected
+
+
+def test_capitalized_words_are_single_title_case_words() -> None:
+    text = "Neighbours is a soap. It was shot in Oahu; the NASA team used SQLCipher. Über Zoë, über neighbours."
+    assert extract_capitalized_words(text) == ["Neighbours", "Oahu", "Über", "Zoë"]
+    assert is_title_word("Neighbours") and is_title_word("Zoë")
+    assert not is_title_word("NASA") and not is_title_word("SQLCipher") and not is_title_word("oahu")
 
 
 @pytest.mark.parametrize(

@@ -40,6 +40,16 @@ def test_term_coverage() -> None:
     assert term_coverage([], [], 1.0) == 1.0
 
 
+def test_term_coverage_weighted_by_idf() -> None:
+    idf = {"mainnet": 6.0, "keynot": 4.0, "anyon": 1.0, "network": 1.0}
+    # Two rare words of four: 10 of 12 idf units, not half the words.
+    assert term_coverage(["mainnet", "keynot"], list(idf), 1.0, idf) == pytest.approx(10 / 12)
+    assert term_coverage(["anyon", "network"], list(idf), 1.0, idf) == pytest.approx(2 / 12)
+    # A term without a weight counts 1; duplicates count once.
+    assert term_coverage(["x"], ["x", "mainnet", "x"], 1.0, idf) == pytest.approx(1 / 7)
+    assert term_coverage([], [], 1.0, idf) == 1.0
+
+
 def test_factors_scale_one_channels_vote() -> None:
     rankings = {"fulltext": ["weak", "x"], "vectors": ["good", "weak"]}
     plain = weighted_rrf(rankings, k=10, weights={})

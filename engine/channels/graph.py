@@ -17,7 +17,14 @@ from typing import Any
 from engine.catalog import Catalog
 from engine.channels.base import ChannelAnswer
 from engine.config import GraphConfig
-from engine.entities import STOP_WORDS, EntityDictionary, EntityMatch, displayed_text, normalize
+from engine.entities import (
+    STOP_WORDS,
+    EntityDictionary,
+    EntityMatch,
+    displayed_text,
+    is_title_word,
+    normalize,
+)
 from engine.query import Query
 from engine.records import ChannelHit, ChannelName, Neighbor, NoteInfo
 
@@ -234,6 +241,7 @@ def _note_part(
     name_to_note: dict[str, str],
     notes: Collection[str],
     min_name_len: int,
+    title_words: bool = True,
 ) -> _Part:
     """What one note adds: tag, mention, link and co-occurrence edges, names, link contexts."""
     me = sys.intern(f"note:{info.path}")  # one object per key: less memory, a smaller saved graph
@@ -258,8 +266,12 @@ def _note_part(
             continue
         named = name_to_note.get(normal)
         if named is None:
+            if is_title_word(surface):
+                continue  # a lone capitalised word counts only as a note's title
             named = sys.intern(f"name:{normal}")
             surfaces[(named, surface)] = surfaces.get((named, surface), 0) + 1
+        elif not title_words and is_title_word(surface):
+            continue
         connect(me, named, MENTIONS)
         chunk_entities[ordinal].append(named)
     lines = body[0].split("\n") if body is not None else []
@@ -522,7 +534,9 @@ class GraphChannel:
         for info in infos:
             note_rows = rows.get(info.path) or _NoteRows()
             body = catalog.note_body(info.path) if note_rows.links else None
-            part = _note_part(info, note_rows, body, build.name_to_note, notes, self._config.min_name_len)
+            part = _note_part(
+                info, note_rows, body, build.name_to_note, notes, self._config.min_name_len, self._config.title_words
+            )
             build.parts[info.path] = part
             build.apply(info.path, part, 1, set(), set())
         for path, part in build.parts.items():
@@ -574,7 +588,15 @@ class GraphChannel:
         for info in infos:
             note_rows = rows.get(info.path) or _NoteRows()
             body = catalog.note_body(info.path) if note_rows.links else None
-            part = _note_part(info, note_rows, body, build.name_to_note, build.parts, self._config.min_name_len)
+            part = _note_part(
+                info,
+                note_rows,
+                body,
+                build.name_to_note,
+                build.parts,
+                self._config.min_name_len,
+                self._config.title_words,
+            )
             old = build.parts[info.path]
             for key, _surface in (*old.surfaces, *part.surfaces):
                 spellings_before.setdefault(key, frozenset(build.surfaces.get(key, ())))
