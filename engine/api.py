@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import gc
 import logging
 import os
 import re
@@ -92,6 +93,7 @@ class Engine:
         finally:
             if self._can_repair:
                 self._lock.release()
+        _settle_heap()
 
     def _start(self, vault: Path, config: EngineConfig, embedder: Embedder | None) -> None:
         channels: dict[ChannelName, Channel] = {
@@ -407,6 +409,8 @@ class Engine:
             self._catch_up()  # another process may have written since this one last looked
             report = self._indexer.reindex(paths, full=full, progress=progress, embed=embed and not backlog)
             self._commit_generations()
+        if paths is None:
+            _settle_heap()  # a full pass may have rebuilt the graph
         if not backlog:
             return report
         started = time.perf_counter()
@@ -697,3 +701,14 @@ class Engine:
         if holder is None:
             return None
         return describe_holder(holder)
+
+
+def _settle_heap() -> None:
+    """Take the index's long-lived objects out of the cyclic garbage collector's scans.
+
+    The graph, its per-note contributions and the caches are a few million objects
+    that live as long as the index; a full collection walking them stalled a search
+    for 0.3-0.4 s at 10k notes. Frozen objects are still freed by reference counting
+    when a rebuild replaces them (they hold no reference cycles).
+    """
+    gc.freeze()

@@ -245,7 +245,8 @@ def _updates(engine: Any, catalog: Any, vault: Path, *, vectors: bool) -> dict[s
         word = f"zqx{'abcdefghij'[edit]}vormbleth"
         name = f"Quorblat Zenithar{'abcdefghij'[edit]}"
         link = f" See [[{Path(rng.choice(people)).stem}]]." if people else ""
-        paragraph = f"\n\n## Bench edit {edit}\n\nWe met {name} to discuss the {word} rollout plan and its offline sync risks.{link}\n"
+        sentence = f"We met {name} to discuss the {word} rollout plan and its offline sync risks."
+        paragraph = f"\n\n## Bench edit {edit}\n\n{sentence}{link}\n"
         target = vault / path
         with target.open("a", encoding="utf-8") as handle:
             handle.write(paragraph)
@@ -255,7 +256,7 @@ def _updates(engine: Any, catalog: Any, vault: Path, *, vectors: bool) -> dict[s
         timings.append(report.timings)
         deadline = saved + 30
         while True:
-            if _searchable(engine, catalog, path, word, name, vectors=vectors):
+            if _searchable(engine, catalog, path, word, name, sentence, vectors=vectors):
                 latencies.append((time.perf_counter() - saved) * 1000)
                 break
             if time.perf_counter() > deadline:
@@ -273,8 +274,12 @@ def _updates(engine: Any, catalog: Any, vault: Path, *, vectors: bool) -> dict[s
     }
 
 
-def _searchable(engine: Any, catalog: Any, path: str, word: str, name: str, *, vectors: bool) -> bool:
-    """The edit is visible: full text finds the word, vectors' best chunk has it, graph knows the name."""
+def _searchable(
+    engine: Any, catalog: Any, path: str, word: str, name: str, sentence: str, *, vectors: bool
+) -> bool:
+    """The edit is visible: full text finds the word, graph knows the name, and the
+    vector channel finds the note by the new sentence with that note's best chunk the
+    new one (a made-up word means little to the model; the sentence is what it reads)."""
     fulltext = engine.search(word, as_you_type=False, channels=("fulltext",), limit=5)
     if not any(h.path == path for h in fulltext.hits):
         return False
@@ -283,7 +288,7 @@ def _searchable(engine: Any, catalog: Any, path: str, word: str, name: str, *, v
         return False
     if not vectors:
         return True
-    semantic = engine.search(f"met {name} to discuss the {word} rollout plan", as_you_type=False, channels=("vectors",), limit=10)
+    semantic = engine.search(sentence, as_you_type=False, channels=("vectors",), limit=10)
     for hit in semantic.hits:
         evidence = hit.channels.get("vectors")
         if hit.path == path and evidence is not None and evidence.chunk_id is not None:

@@ -48,6 +48,9 @@ class VectorChannel:
         self._dims = embedder.dims if embedder is not None else dims
         self._lock = threading.RLock()
         self._owners: dict[int, str] = {}
+        # Chunk ids whose cached vector was looked up and not there (yet): an edit does
+        # not look the whole unembedded backlog up again.
+        self._uncached: set[int] = set()
         self._tombstones: set[int] = set()
         self._unavailable_reason = "" if embedder is not None else "embedding model not loaded"
         # The file on disk (size, mtime_ns) and how many rows it holds; rows added since
@@ -124,6 +127,7 @@ class VectorChannel:
             self._index = self._empty()
             self._base_stamp = None
             self._tombstones = set()
+            self._uncached = set()
             self._owners = catalog.chunk_owners()
             self.add_vectors(catalog.chunk_vectors(self._embedder.model_id))
 
@@ -137,9 +141,16 @@ class VectorChannel:
             gone = present - owners.keys()
             self._tombstones |= gone
             self._owners = owners
+            self._uncached &= owners.keys()
             missing = [cid for cid in owners if cid not in present]
+            if changed or removed:
+                # An edit: chunks already looked up without a vector are the embedding
+                # backlog's (embedding adds them); only the edit's new chunks are looked up.
+                missing = [cid for cid in missing if cid not in self._uncached]
             if missing:
                 self.add_vectors(catalog.chunk_vectors(self._embedder.model_id, missing))
+                now = self.indexed_ids()
+                self._uncached.update(cid for cid in missing if cid not in now)
             total = int(self._index.ntotal)
             if total and len(self._tombstones) > self._config.tombstone_rebuild_fraction * total:
                 self.rebuild(catalog)
@@ -165,6 +176,7 @@ class VectorChannel:
         matrix = np.ascontiguousarray(np.vstack(vecs), dtype=np.float32)
         self._index.add_with_ids(matrix, np.asarray(ids, dtype=np.int64))
         self._tombstones.difference_update(ids)
+        self._uncached.difference_update(ids)
         return len(ids)
 
     # -- searching -----------------------------------------------------------------
@@ -174,7 +186,10 @@ class VectorChannel:
             return ChannelAnswer(hits=(), status="unavailable", message=self._unavailable_reason)
         if query.is_empty:
             return ChannelAnswer(hits=())
-        vector = self._embedder.embed_query(query.text).reshape(1, -1)
+        text = _settled_text(query)
+        if not text:
+            return ChannelAnswer(hits=())  # the first word is still being typed
+        vector = self._embedder.embed_query(text).reshape(1, -1)
         with self._lock:
             total = int(self._index.ntotal)
             if total == 0:
@@ -276,3 +291,15 @@ def _fsync(path: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def _settled_text(query: Query) -> str:
+    """The query without the word still being typed: half a word embeds as noise.
+
+    While a word is typed the embedding stays that of the words before it, which the
+    query cache already holds, so most keystrokes cost the model nothing.
+    """
+    if not query.prefix:
+        return query.text
+    words = query.text.split()
+    return " ".join(words[:-1])
