@@ -183,7 +183,7 @@ class Indexer:
         if embed and self._embedder is not None:
             started = time.perf_counter()
             # A watcher's small update embeds only its own notes; the backlog is embed_pending's.
-            embedded = self.embed_pending(report, paths=None if paths is None else changed_paths)
+            embedded = self.embed_pending(report, paths=None if paths is None else changed_paths, edit=paths is not None)
             timings["embed"] = _since(started)
         started = time.perf_counter()
         self._vectors.update(self._catalog, changed_paths, gone)
@@ -322,6 +322,8 @@ class Indexer:
         report: ProgressFn,
         paths: Collection[str] | None = None,
         should_yield: Callable[[], bool] | None = None,
+        *,
+        edit: bool = False,
     ) -> int:
         """Embed every chunk text without a cached vector, in length-sorted batches.
 
@@ -349,7 +351,7 @@ class Indexer:
             sha_set = {sha for sha, _ in buffer}
             vectors = dict(buffer)
             ids = self._catalog.chunk_ids_for_shas(sha_set)
-            self._vectors.add_vectors((cid, vectors[sha]) for cid, sha in ids)
+            self._vectors.add_vectors(((cid, vectors[sha]) for cid, sha in ids), recent=edit)
             buffer.clear()
 
         def on_batch(indices: list[int], rows: npt.NDArray[np.float32]) -> None:

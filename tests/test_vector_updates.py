@@ -46,3 +46,28 @@ def test_edits_during_an_embedding_backlog(sample_copy: Path, tmp_path: Path) ->
         assert {owners[c] for c in indexed} == {"Glossary/CRDT.md", "People/Marcus Chen.md"}
         eng.embed_pending()
         assert eng._vectors.indexed_ids() == _cached_chunk_ids(eng) == set(owners)
+
+
+def test_an_edited_chunk_is_found_even_where_the_graph_misses_it(sample_copy: Path, tmp_path: Path) -> None:
+    """An edit's chunks are searched exactly as well as through HNSW, and survive a reopen."""
+    index = tmp_path / "index"
+    with Engine.open(sample_copy, index_dir=index, embedder=HashEmbedder()) as eng:
+        eng.reindex()
+        assert eng._vectors._strays == {}  # a bulk build: every vector found for itself
+        _append(sample_copy, "Glossary/CRDT.md", "\n\n## Field notes\n\nMerge order matters less than you think.\n")
+        eng.reindex(["Glossary/CRDT.md"])
+        fresh = {c.id for c in eng._catalog.chunks_for("Glossary/CRDT.md")} & set(eng._vectors._strays)
+        assert fresh  # the edit's new chunk is in the exact list
+        chunk = eng._catalog.chunk(next(iter(fresh)))
+        assert chunk is not None
+        # Cut the chunk out of the HNSW graph's reach: the exact list must still find it.
+        hnsw = eng._vectors._faiss.downcast_index(eng._vectors._index.index).hnsw
+        ids = eng._vectors._faiss.vector_to_array(eng._vectors._index.id_map)
+        position = int((ids == chunk.id).nonzero()[0][0])
+        neighbors = eng._vectors._faiss.vector_to_array(hnsw.neighbors)
+        neighbors[neighbors == position] = -1
+        eng._vectors._faiss.copy_array_to_vector(neighbors, hnsw.neighbors)
+        hits = eng.search(chunk.chunk.text, channels=["vectors"], as_you_type=False).hits
+        assert hits[0].path == "Glossary/CRDT.md" and hits[0].channels["vectors"].chunk_id == chunk.id
+    with Engine.open(sample_copy, index_dir=index, embedder=HashEmbedder()) as eng:
+        assert fresh <= set(eng._vectors._strays)  # kept across a reopen (vectors.strays.json)
