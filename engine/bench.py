@@ -233,10 +233,19 @@ def _keyword(engine: Any, queries: list[str]) -> dict[str, Any]:
 
 
 def _updates(engine: Any, catalog: Any, vault: Path, *, vectors: bool) -> dict[str, Any]:
-    """Edit notes on disk; time save → reindex([path]) → found in every channel."""
+    """Edit notes on disk; time save → reindex([path]) → found in every channel.
+
+    With vectors, the edited notes are drawn from those already embedded: with
+    `--embed-notes` most notes are still backlog, and editing one would time
+    embedding its whole backlog, not the edit.
+    """
     notes = [p for p, _ in engine.notes()]
     rng = random.Random(5)
     people = [p for p in notes if p.startswith("People/")]
+    if vectors:
+        owners = catalog.chunk_owners()
+        embedded = {owners[cid] for cid, _vector in catalog.chunk_vectors(engine.status().model) if cid in owners}
+        notes = [p for p in notes if p in embedded] or notes
     latencies: list[float] = []
     reindex_ms: list[float] = []
     timings: list[dict[str, float]] = []

@@ -283,23 +283,34 @@ def _surface_key(surface: str) -> tuple[str, str | None]:
     return "".join(parts), (tokens[0][2] if len(tokens) == 1 else None)
 
 
+def _entry_key(surface: str) -> tuple[str, str | None]:
+    """A dictionary entry's lookup key, and the surface itself when it is one word."""
+    surface = surface.strip()
+    if "  " not in surface and surface.replace(" ", "").isalnum():
+        # Fast path for the common "Word Word" surface (str.isalnum is \w minus "_",
+        # so tokenising would split it at the spaces only): the key is the casefold.
+        return surface.casefold(), (None if " " in surface else surface)
+    return _surface_key(surface)
+
+
+_KIND_ORDER = {"note": 0, "tag": 1, "name": 2}
+
+
+def _entity_order(entity_id: str) -> tuple[int, str]:
+    """Where a full build puts an entity among a key's ids: notes, tags, names, each by id."""
+    return (_KIND_ORDER.get(entity_id.partition(":")[0], 3), entity_id)
+
+
 class EntityDictionary:
     """Known entity surface forms (titles, aliases, tags, names) indexed by normalised n-gram."""
 
     def __init__(self, entries: Iterable[tuple[str, str]]) -> None:
         index: dict[str, dict[str, None]] = {}
-        upper_exact: set[str] = set()
+        upper: dict[str, int] = {}
         for surface, entity_id in entries:
-            surface = surface.strip()
-            if "  " not in surface and surface.replace(" ", "").isalnum():
-                # Fast path for the common "Word Word" surface (str.isalnum is \w minus "_",
-                # so tokenising would split it at the spaces only): the key is the casefold.
-                key = surface.casefold()
-                single: str | None = None if " " in surface else surface
-            else:
-                key, single = _surface_key(surface)
-                if not key:
-                    continue
+            key, single = _entry_key(surface)
+            if not key:
+                continue
             ids = index.get(key)
             if ids is None:
                 index[key] = {entity_id: None}
@@ -307,9 +318,53 @@ class EntityDictionary:
                 ids[entity_id] = None
             if single is not None and single.isupper():
                 # Short all-caps aliases ("PK", "IT") match only when written that way.
-                upper_exact.add(single)
+                upper[single] = upper.get(single, 0) + 1
         self._index = index
-        self._upper_exact = frozenset(upper_exact)
+        self._upper = upper
+        self._upper_exact = frozenset(upper)
+
+    def updated(
+        self, added: Iterable[tuple[str, str]], removed: Iterable[tuple[str, str]]
+    ) -> EntityDictionary:
+        """A copy with `removed` entries taken out and `added` put in (this one is unchanged).
+
+        Answers equal a dictionary built from scratch over the same entries, provided
+        entries come in the order a full build uses (notes, then tags, then names, each
+        by key): a key's entity ids are kept in that order.
+        """
+        index = dict(self._index)
+        upper = dict(self._upper)
+        touched: set[str] = set()
+        for surface, entity_id in removed:
+            key, single = _entry_key(surface)
+            ids = index.get(key) if key else None
+            if ids is None or entity_id not in ids:
+                continue
+            index[key] = {i: None for i in ids if i != entity_id}
+            touched.add(key)
+            if single is not None and single.isupper() and upper.get(single, 0) > 0:
+                upper[single] -= 1
+                if not upper[single]:
+                    del upper[single]
+        for surface, entity_id in added:
+            key, single = _entry_key(surface)
+            if not key:
+                continue
+            index[key] = {**index.get(key, {}), entity_id: None}
+            touched.add(key)
+            if single is not None and single.isupper():
+                upper[single] = upper.get(single, 0) + 1
+        for key in touched:
+            ids = index[key]
+            if ids:
+                index[key] = dict.fromkeys(sorted(ids, key=_entity_order))
+            else:
+                del index[key]
+        copy = EntityDictionary(())
+        copy._index = index
+        copy._upper = upper
+        copy._upper_exact = frozenset(upper)
+        return copy
 
     def __len__(self) -> int:
         return len(self._index)

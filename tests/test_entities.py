@@ -283,3 +283,21 @@ def test_dictionary_scales() -> None:
     # Budgets are CPU seconds with headroom: ~0.5 s and ~2 ms on a normal laptop.
     assert build < 2.0
     assert recognize < 0.05
+
+
+def test_updated_dictionary_answers_like_a_fresh_build() -> None:
+    notes = [("Atlas", "note:Projects/Atlas.md"), ("PK", "note:People/Priya Kumar.md"), ("Beacon", "note:Beacon.md")]
+    tags = [("atlas", "tag:atlas"), ("sync", "tag:sync")]
+    names = [("Marcus Chen", "name:marcus chen"), ("Atlas", "name:atlas"), ("IT", "name:it")]
+    before = EntityDictionary([*notes, *tags, *names])
+    removed = [("Marcus Chen", "name:marcus chen"), ("IT", "name:it")]
+    added = [("Zoë Laurent", "name:zoë laurent"), ("sync", "tag:sync"), ("PK", "name:pk")]
+    updated = before.updated(added, removed)
+    # A full build's order: notes, tags, then names by key.
+    names_after = [("Atlas", "name:atlas"), ("PK", "name:pk"), ("Zoë Laurent", "name:zoë laurent")]
+    fresh = EntityDictionary([*notes, *tags, *names_after])
+    for query in ["Atlas sync with PK", "Marcus Chen and Zoë Laurent", "IT and it", "pk met the Beacon team"]:
+        assert updated.recognize(query) == fresh.recognize(query), query
+    # The original is untouched.
+    assert [m.surface for m in before.recognize("Marcus Chen in IT")] == ["Marcus Chen", "IT"]
+    assert [m.surface for m in updated.recognize("Marcus Chen in IT")] == []

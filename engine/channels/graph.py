@@ -314,6 +314,15 @@ def _label(key: str, surfaces: dict[str, int]) -> str:
     return f"#{first}" if key.startswith("tag:") else first
 
 
+def _key_entries(key: str, spelled: Collection[str]) -> list[tuple[str, str]]:
+    """The dictionary entries of a tag or name key with these spellings (as `_Build.entries`)."""
+    if not spelled:
+        return []
+    if key.startswith("tag:"):
+        return [(surface, key) for surface in sorted(spelled)]
+    return [(_label(key, dict.fromkeys(spelled, 1)), key)]
+
+
 class _Build:
     """Every note's part and their sum, numbered into vertices: the writer's side of the channel."""
 
@@ -473,7 +482,7 @@ class _Build:
 
 
 # A saved graph is pickled data: these are the only classes it may name.
-_SAVED_FORMAT = 1
+_SAVED_FORMAT = 2
 _SAVED_CLASSES = frozenset(
     {
         ("engine.channels.graph", "_Build"),
@@ -627,8 +636,15 @@ class GraphChannel:
             else:
                 index.pop(key, None)
                 build.surfaces.pop(key, None)
-        if any(frozenset(build.surfaces.get(key, ())) != before for key, before in spellings_before.items()):
-            dictionary = EntityDictionary(build.entries())
+        removed: list[tuple[str, str]] = []
+        added: list[tuple[str, str]] = []
+        for key, before in sorted(spellings_before.items()):
+            after = frozenset(build.surfaces.get(key, ()))
+            if after != before:
+                removed.extend(_key_entries(key, before))
+                added.extend(_key_entries(key, after))
+        if removed or added:
+            dictionary = dictionary.updated(added, removed)  # a new name: no full rebuild
         touched = {v for edge in edges for v in edge}
         kept = {} if cache is None else {v: top for v, top in tuple(cache.tops.items()) if v not in touched}
         self._publish(

@@ -252,6 +252,9 @@ class VectorChannel:
             return ChannelAnswer(hits=(), status="unavailable", message=self._unavailable_reason)
         if query.is_empty:
             return ChannelAnswer(hits=())
+        with self._lock:
+            if int(self._index.ntotal) == 0:
+                return ChannelAnswer(hits=(), status="degraded", message="no chunk embedded yet")
         text = _settled_text(query)
         if not text:
             return ChannelAnswer(hits=())  # the first word is still being typed
@@ -387,12 +390,16 @@ def _fsync(path: Path) -> None:
 
 
 def _settled_text(query: Query) -> str:
-    """The query without the word still being typed: half a word embeds as noise.
+    """The query without a short fragment still being typed: two or three letters embed as noise.
 
-    While a word is typed the embedding stays that of the words before it, which the
-    query cache already holds, so most keystrokes cost the model nothing.
+    While the last word is that short the embedding stays that of the words before it,
+    which the query cache already holds; from four letters on the word counts (a
+    finished last word is usually that long, and the user may stop typing there).
     """
-    if not query.prefix:
+    if not query.prefix or len(query.prefix) >= _SETTLED_LETTERS:
         return query.text
     words = query.text.split()
     return " ".join(words[:-1])
+
+
+_SETTLED_LETTERS = 4
