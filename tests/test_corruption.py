@@ -121,11 +121,19 @@ def test_truncated_vector_delta_is_rebuilt(
     assert counting.embedded == 0
 
 
-def test_garbage_tombstones_are_repaired(
-    damaged: tuple[Path, Path], counting: CountingEmbedder, opened: list[Engine]
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [
+        ("vectors.tombstones.json", "{not json"),
+        ("vectors.strays.json", "{not json"),
+        ("vectors.strays.json", "[987654321]"),  # a chunk id the index does not hold
+    ],
+)
+def test_garbage_vector_side_files_are_repaired(
+    damaged: tuple[Path, Path], counting: CountingEmbedder, opened: list[Engine], name: str, content: str
 ) -> None:
     vault, index_dir = damaged
-    (index_dir / "vectors.tombstones.json").write_text("{not json", encoding="utf-8")
+    (index_dir / name).write_text(content, encoding="utf-8")
     engine = open_engine(vault, index_dir, counting, opened)
     assert engine.repairs, "the damage is reported"
     assert_healthy(engine, index_dir, counting)

@@ -308,7 +308,7 @@ def _note_part(
     )
 
 
-def _label(key: str, surfaces: dict[str, int]) -> str:
+def _label(key: str, surfaces: Collection[str]) -> str:
     """A tag's or name's label: its first spelling in sort order (any order-free choice would do)."""
     first = min(surfaces)
     return f"#{first}" if key.startswith("tag:") else first
@@ -320,7 +320,7 @@ def _key_entries(key: str, spelled: Collection[str]) -> list[tuple[str, str]]:
         return []
     if key.startswith("tag:"):
         return [(surface, key) for surface in sorted(spelled)]
-    return [(_label(key, dict.fromkeys(spelled, 1)), key)]
+    return [(_label(key, spelled), key)]
 
 
 class _Build:
@@ -417,10 +417,9 @@ class _Build:
     def entries(self) -> list[tuple[str, str]]:
         """Dictionary entries in a fixed order: note names (by path), then tags, then names (by key)."""
         out = list(self.note_entries)
-        for key in sorted(k for k, spelled in self.surfaces.items() if spelled and k.startswith("tag:")):
-            out.extend((surface, key) for surface in sorted(self.surfaces[key]))
-        for key in sorted(k for k, spelled in self.surfaces.items() if spelled and k.startswith("name:")):
-            out.append((_label(key, self.surfaces[key]), key))
+        for kind in ("tag:", "name:"):
+            for key in sorted(k for k in self.surfaces if k.startswith(kind)):
+                out.extend(_key_entries(key, self.surfaces[key]))
         return out
 
     def vertex_record(self, key: str) -> _Vertex:

@@ -170,9 +170,10 @@ class VectorChannel:
                 # backlog's (embedding adds them); only the edit's new chunks are looked up.
                 missing = [cid for cid in missing if cid not in self._uncached]
             if missing:
-                self.add_vectors(catalog.chunk_vectors(self._embedder.model_id, missing), recent=edit)
-                now = self.indexed_ids()
-                self._uncached.update(cid for cid in missing if cid not in now)
+                rows = list(catalog.chunk_vectors(self._embedder.model_id, missing))
+                self.add_vectors(rows, recent=edit)
+                found = {cid for cid, _vector in rows}
+                self._uncached.update(cid for cid in missing if cid not in found)
             total = int(self._index.ntotal)
             if total and (
                 len(self._tombstones) > self._config.tombstone_rebuild_fraction * total
@@ -228,15 +229,6 @@ class VectorChannel:
             if cid not in found[row]:
                 self._strays[cid] = matrix[row].copy()
                 self._stray_matrix = None
-
-    def find_strays(self) -> int:
-        """Check every indexed vector's reachability (after a repair); returns how many are strays."""
-        with self._lock:
-            total = int(self._index.ntotal)
-            if total:
-                ids = self._faiss.vector_to_array(self._index.id_map).astype(np.int64)
-                self._note_strays(self._index, ids, self._index.index.reconstruct_n(0, total))
-            return len(self._strays)
 
     def _stray_arrays(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
         if self._stray_matrix is None:
