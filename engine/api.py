@@ -515,14 +515,7 @@ class Engine:
         if "vectors" in results.channels and self._embedder is None:
             channels_status = dict(results.channels)
             channels_status["vectors"] = ChannelStatus("unavailable", 0.0, self._model_problem)
-            results = SearchResults(
-                query=results.query,
-                hits=results.hits,
-                channels=channels_status,
-                recognized_entities=results.recognized_entities,
-                expanded_entities=results.expanded_entities,
-                total_ms=results.total_ms,
-            )
+            results = dataclasses.replace(results, channels=channels_status)
         return results
 
     # -- notes -----------------------------------------------------------------------
@@ -591,14 +584,7 @@ class Engine:
         opening = " ".join(c.chunk.text for c in chunks[:1])[:400]
         results = self.search(f"{info.title} {opening}", limit=limit + 1, as_you_type=False)
         hits = tuple(h for h in results.hits if h.path != path)[:limit]
-        return SearchResults(
-            query=results.query,
-            hits=hits,
-            channels=results.channels,
-            recognized_entities=results.recognized_entities,
-            expanded_entities=results.expanded_entities,
-            total_ms=results.total_ms,
-        )
+        return dataclasses.replace(results, hits=hits)
 
     def unlinked_mentions(self, path: str, *, limit: int = 50) -> list[Backlink]:
         """Notes that name this note (title or alias, as whole words) without linking to it."""

@@ -21,6 +21,8 @@ class FusionConfig:
         default_factory=lambda: {"fulltext": 50, "vectors": 50, "graph": 30}
     )
     relational_graph_boost: float = 5.0
+    # In a who-question the graph answers with people, its vote for any other note counts this much.
+    answer_kind_factor: float = 0.25
     keyword_coverage_power: float = 1.0
     idf_coverage: bool = True
     entity_coverage_power: float = 0.5

@@ -293,6 +293,14 @@ def _entry_key(surface: str) -> tuple[str, str | None]:
     return _surface_key(surface)
 
 
+_MAX_WIDTH = 16  # tokens; a longer title is a sentence, not a name to spot in a query
+
+
+def _width(key: str) -> int:
+    """An upper bound on the tokens in a dictionary key (separators count as spaces)."""
+    return key.count(" ") + 1
+
+
 _KIND_ORDER = {"note": 0, "tag": 1, "name": 2}
 
 
@@ -307,10 +315,12 @@ class EntityDictionary:
     def __init__(self, entries: Iterable[tuple[str, str]]) -> None:
         index: dict[str, dict[str, None]] = {}
         upper: dict[str, int] = {}
+        widest = 1
         for surface, entity_id in entries:
             key, single = _entry_key(surface)
             if not key:
                 continue
+            widest = max(widest, _width(key))
             ids = index.get(key)
             if ids is None:
                 index[key] = {entity_id: None}
@@ -322,6 +332,7 @@ class EntityDictionary:
         self._index = index
         self._upper = upper
         self._upper_exact = frozenset(upper)
+        self._widest = widest
 
     def updated(
         self, added: Iterable[tuple[str, str]], removed: Iterable[tuple[str, str]]
@@ -334,6 +345,7 @@ class EntityDictionary:
         """
         index = dict(self._index)
         upper = dict(self._upper)
+        widest = self._widest  # a bound: a removed long name may leave it wider than needed
         touched: set[str] = set()
         for surface, entity_id in removed:
             key, single = _entry_key(surface)
@@ -351,6 +363,7 @@ class EntityDictionary:
             if not key:
                 continue
             index[key] = {**index.get(key, {}), entity_id: None}
+            widest = max(widest, _width(key))
             touched.add(key)
             if single is not None and single.isupper():
                 upper[single] = upper.get(single, 0) + 1
@@ -364,6 +377,7 @@ class EntityDictionary:
         copy._index = index
         copy._upper = upper
         copy._upper_exact = frozenset(upper)
+        copy._widest = widest
         return copy
 
     def __len__(self) -> int:
@@ -378,12 +392,17 @@ class EntityDictionary:
             return True
         return written in self._upper_exact
 
-    def recognize(self, query: str, max_ngram: int = 6) -> list[EntityMatch]:
-        """Known entities in a query: longest matches first, non-overlapping, in query order."""
+    def recognize(self, query: str, max_ngram: int | None = None) -> list[EntityMatch]:
+        """Known entities in a query: longest matches first, non-overlapping, in query order.
+
+        Args:
+            max_ngram: the most tokens a match may span (default: as many as the
+                longest entry, so a seven-word meeting title is found whole).
+        """
         tokens, gaps = _tokens(query)
         index = self._index
         n = len(tokens)
-        width = max(1, max_ngram)
+        width = max(1, min(self._widest, _MAX_WIDTH) if max_ngram is None else max_ngram)
         # (tokens, chars, first token, last token, char start, char end, ids)
         candidates: list[tuple[int, int, int, int, int, int, dict[str, None]]] = []
         for i in range(n):

@@ -303,7 +303,9 @@ def evaluate(
             reached = [
                 (hit.path, hit.channels["graph"].graph_path) for hit in graph_hits if "graph" in hit.channels
             ]
-            factors.update(graph_factors(text, hybrid.recognized_entities, reached, lists, fusion))
+            factors.update(
+                graph_factors(text, hybrid.recognized_entities, reached, lists, fusion, hybrid.answer_notes)
+            )
         refused = [
             path for path, _ in fuse(lists, fusion, floors, relational=relational, factors=factors)
         ]

@@ -159,6 +159,9 @@ class SearchResults:
     recognized_entities: tuple[str, ...] = ()
     expanded_entities: tuple[str, ...] = ()
     total_ms: float = 0.0
+    # The notes of the kind a who-question asks for (people), when the vault says
+    # which notes those are; empty otherwise. Fusion ranks the others lower.
+    answer_notes: frozenset[str] = field(default=frozenset(), repr=False, compare=False)
 
 
 @dataclass(frozen=True)

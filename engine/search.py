@@ -122,6 +122,7 @@ class Searcher:
             and answers_relation(query.text, graph_answer.recognized, graph_answer.hits[0].graph_relation)
         )
         stems = self._query_stems(query)
+        answer_notes = graph_answer.answer_notes if graph_answer is not None else frozenset()
         fused = fuse(
             rankings,
             fusion,
@@ -143,6 +144,7 @@ class Searcher:
                     [(h.path, h.graph_path) for h in graph_answer.hits] if graph_answer else [],
                     rankings,
                     fusion,
+                    answer_notes,
                 ),
             },
         )
@@ -201,6 +203,7 @@ class Searcher:
             recognized_entities=graph_answer.recognized if graph_answer else (),
             expanded_entities=graph_answer.expanded if graph_answer else (),
             total_ms=_ms(started),
+            answer_notes=answer_notes,
         )
 
     def _floors(self, query: Query) -> tuple[list[str], list[str]]:
@@ -284,6 +287,7 @@ def graph_factors(
     graph_hits: Sequence[tuple[str, tuple[str, ...]]],
     rankings: Mapping[str, Sequence[str]],
     fusion: FusionConfig,
+    answer_notes: Collection[str] = (),
 ) -> dict[str, dict[str, float]]:
     """The graph's fusion factor: how much of the query its recognised entities cover.
 
@@ -293,6 +297,11 @@ def graph_factors(
     of the full-text or vector list, the names are what the query is about and the
     notes the graph reaches from them are the question's next hop: the graph's votes
     then count `seed_confirm_boost` instead.
+
+    `answer_notes` are the notes of the kind a who-question asks for (people), when the
+    graph knows them: its votes for other notes count `answer_kind_factor` as much. The
+    meeting a "Who attended X?" reaches, or the company it pitched, is context the graph
+    found on the way, not an answer; a note the text channels rank high keeps their votes.
     """
     power = fusion.entity_coverage_power
     if power <= 0 or not graph_hits:
@@ -301,7 +310,10 @@ def graph_factors(
         factor = fusion.seed_confirm_boost
     else:
         factor = entity_coverage(text, recognized) ** power
-    return {"graph": {path: factor for path, _trail in graph_hits}}
+    if not answer_notes:
+        return {"graph": {path: factor for path, _trail in graph_hits}}
+    other = factor * fusion.answer_kind_factor
+    return {"graph": {path: factor if path in answer_notes else other for path, _trail in graph_hits}}
 
 
 def seed_confirmed(

@@ -21,7 +21,8 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-MANIFEST_VERSION = 1
+# 2: full-text documents carry their folder names with the tags.
+MANIFEST_VERSION = 2
 INDEX_DIR_NAME = ".cairn"
 
 

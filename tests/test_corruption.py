@@ -17,6 +17,7 @@ from index_checks import notes_with_embedded_chunks
 
 from engine.api import Engine
 from engine.embedder import Embedder, load_default_embedder
+from engine.storage import MANIFEST_VERSION
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_VAULT = ROOT / "sample_vault"
@@ -177,7 +178,7 @@ def test_missing_faiss_file_is_rebuilt(
     ("manifest", "says"),
     [
         ({"version": 99, "model_id": "", "generations": {}}, "index format 99"),
-        ({"version": 1, "model_id": "someone/other-model", "generations": {"fulltext": 1, "vectors": 1}}, "model changed"),
+        ({"version": MANIFEST_VERSION, "model_id": "someone/other-model", "generations": {"fulltext": 1, "vectors": 1}}, "model changed"),
         ("{ half a manifest", "manifest unreadable"),
     ],
 )
@@ -194,7 +195,7 @@ def test_foreign_or_broken_manifest_rebuilds_derived_indexes(
     report = engine.reindex()
     assert report.embedded_chunks == 0 and not report.added and not report.updated
     saved = json.loads(path.read_text(encoding="utf-8"))
-    assert saved["version"] == 1 and saved["model_id"] == counting.model_id
+    assert saved["version"] == MANIFEST_VERSION and saved["model_id"] == counting.model_id
 
 
 def test_garbage_catalog_is_moved_aside_and_rebuilt(

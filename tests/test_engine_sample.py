@@ -78,6 +78,9 @@ def test_relational_query_needs_the_graph_hop(indexed_sample: Engine) -> None:
         assert "graph" in hit.channels
         assert len(hit.channels["graph"].graph_path) >= 2
     assert "Atlas" in " ".join(results.recognized_entities)
+    # A who-question is answered by people: the vault files them under People/.
+    assert results.answer_notes and all(p.startswith("People/") for p in results.answer_notes)
+    assert all(h.path.startswith("People/") for h in results.hits[:5]), top(results, 5)
 
 
 def test_query_cut_mid_word(indexed_sample: Engine) -> None:

@@ -244,6 +244,16 @@ def test_max_ngram_limits_match_length(dictionary: EntityDictionary) -> None:
     assert surfaces(dictionary.recognize("beta board meeting", max_ngram=2)) == ["beta", "board"]
 
 
+def test_a_long_title_is_recognised_whole() -> None:
+    title = "Demo Day W37 – Cipher Batch 13 Presentation"  # seven words
+    names = EntityDictionary([(title, "note:w37"), ("Demo Day W37", "name:w37"), ("Cipher Batch", "name:cb")])
+    found = names.recognize(f"Who attended {title}?")
+    assert surfaces(found) == [title] and found[0].entity_ids == ("note:w37",)
+    # ... also when the long name arrives in an update rather than the first build.
+    grown = EntityDictionary([("Demo Day W37", "name:w37")]).updated([(title, "note:w37")], [])
+    assert surfaces(grown.recognize(f"who attended {title}")) == [title]
+
+
 def test_empty_inputs() -> None:
     empty = EntityDictionary([])
     assert len(empty) == 0

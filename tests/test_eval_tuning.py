@@ -8,6 +8,7 @@ from engine.channels.graph import answers_relation, asks_for_related
 from engine.config import FusionConfig
 from engine.entities import displayed_text
 from engine.fusion import fuse, term_coverage, weighted_rrf
+from engine.search import graph_factors
 
 
 @pytest.mark.parametrize(
@@ -20,6 +21,10 @@ from engine.fusion import fuse, term_coverage, weighted_rrf
         ("what did Acme build", ["Acme"], False),  # not a who-question
         ("Who invested?", [], False),  # nothing named
         ("who attended the Atlas kickoff", ["Atlas", "kickoff"], True),  # a lowercase tag is no name
+        # Resemblance asks for X's kind of note, X included: no relation to walk.
+        ("Who has a profile similar to Adam Lopez, fast shipper?", ["Adam Lopez"], False),
+        ("Who else is like Adam Lopez?", ["Adam Lopez"], False),
+        ("Who likes Adam Lopez?", ["Adam Lopez"], True),  # a verb, not a comparison
     ],
 )
 def test_who_questions_about_one_named_entity(query: str, named: list[str], expected: bool) -> None:
@@ -82,3 +87,14 @@ def test_fuse_puts_floors_first() -> None:
 def test_displayed_text_reduces_links_to_what_a_reader_sees() -> None:
     text = "met [[people/mia-brown-0|Mia Brown]] and [[Note#Part]] ![[img.png]] [site](http://x.y) [[a/b.md]]"
     assert displayed_text(text) == "met Mia Brown and Note img.png site b"
+
+
+def test_graph_votes_for_the_asked_for_kind_count_fully() -> None:
+    config = FusionConfig(entity_coverage_power=0.5, seed_confirm_rank=0, answer_kind_factor=0.25)
+    reached = [("people/mia.md", ("Demo Day W30", "Mia")), ("meetings/w31.md", ("Demo Day W30", "Mia", "W31"))]
+    text = "Who attended Demo Day W30?"
+    plain = graph_factors(text, ["Demo Day W30"], reached, {}, config)["graph"]
+    assert plain["people/mia.md"] == plain["meetings/w31.md"] > 0
+    typed = graph_factors(text, ["Demo Day W30"], reached, {}, config, frozenset({"people/mia.md"}))["graph"]
+    assert typed["people/mia.md"] == plain["people/mia.md"]
+    assert typed["meetings/w31.md"] == pytest.approx(0.25 * plain["meetings/w31.md"])

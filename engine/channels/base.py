@@ -22,6 +22,8 @@ class ChannelAnswer:
     message: str = ""
     recognized: tuple[str, ...] = ()
     expanded: tuple[str, ...] = ()
+    # The notes of the kind the question asks for (a who-question: people), if known.
+    answer_notes: frozenset[str] = frozenset()
 
 
 class Channel(Protocol):

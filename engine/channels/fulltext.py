@@ -124,7 +124,8 @@ class FulltextChannel:
                     "aliases": " ; ".join(row.aliases),
                     # The H1 that repeats the title is the title, already weighted as such.
                     "headings": " ; ".join(h for h in row.headings if _key(h) != _key(row.title)),
-                    "tags": " ".join(_tag_words(row.tags)),
+                    # Folders file notes as tags do: "people who ..." is about notes in People/.
+                    "tags": " ".join([*_tag_words(row.tags), *_folder_words(row.path)]),
                     "body": displayed_text(row.body),
                 }
                 if fresh:
@@ -250,6 +251,11 @@ def analyze_text(text: str) -> list[str]:
 
 def _key(text: str) -> str:
     return " ".join(text.casefold().split())
+
+
+def _folder_words(path: str) -> list[str]:
+    """The names of the folders a note sits in ("People/Team A/x.md" -> people, team a)."""
+    return [folder.lower() for folder in path.split("/")[:-1] if folder and not folder.startswith(".")]
 
 
 def _tag_words(tags: Iterable[str]) -> list[str]:

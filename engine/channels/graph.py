@@ -40,6 +40,8 @@ _AMBIGUOUS_NAME = 3
 
 _PERSON_QUESTION = frozenset({"who", "whom", "whose"})
 _QUERY_WORD = re.compile(r"\w+")
+# "Who is similar to X?" asks about X's kind of note, X included: not a relation to walk.
+_RESEMBLANCE = re.compile(r"\b(?:similar|resembl\w*|comparable|alike|akin|like)\b", re.IGNORECASE)
 
 
 _PERSON_MARKS = frozenset({"people", "person", "persons", "contacts", "contact"})
@@ -115,6 +117,8 @@ def _asks_for_related(text: str, matches: Sequence[EntityMatch]) -> bool:
     """
     first = _QUERY_WORD.search(text)
     if first is None or first.group().casefold() not in _PERSON_QUESTION:
+        return False
+    if _RESEMBLANCE.search(text):
         return False
     # Names are written as names; a lone lowercase word that happens to be a tag is not one.
     names = [m for m in matches if not m.surface.islower() or " " in m.surface.strip()]
@@ -481,7 +485,7 @@ class _Build:
 
 
 # A saved graph is pickled data: these are the only classes it may name.
-_SAVED_FORMAT = 2
+_SAVED_FORMAT = 3
 _SAVED_CLASSES = frozenset(
     {
         ("engine.channels.graph", "_Build"),
@@ -770,7 +774,12 @@ class GraphChannel:
                 if reach.hops == 1
             )
         )[:20]
-        return ChannelAnswer(hits=tuple(hits), recognized=tuple(recognized), expanded=expanded)
+        return ChannelAnswer(
+            hits=tuple(hits),
+            recognized=tuple(recognized),
+            expanded=expanded,
+            answer_notes=people if answers_are_neighbors else frozenset(),
+        )
 
     def _expand(
         self,
