@@ -150,6 +150,19 @@ def _link_context(lines: Sequence[str], offset: int, line: int, written: str) ->
     return _context_keys([w.casefold() for w in _QUERY_WORD.findall(displayed_text(sentence))])
 
 
+def _mention_context(text: str, surface: str) -> set[str]:
+    """Word keys of the sentence a plain-text mention is first written in."""
+    at = text.find(surface)
+    if at < 0:
+        return set()
+    start = text.rfind("\n", 0, at) + 1
+    end = text.find("\n", at)
+    line = text[start : len(text) if end < 0 else end]
+    at -= start
+    sentence = next((piece for piece, begin in _pieces(line) if begin <= at < begin + len(piece) + 1), line)
+    return _context_keys([w.casefold() for w in _QUERY_WORD.findall(displayed_text(sentence))])
+
+
 def _pieces(text: str) -> list[tuple[str, int]]:
     """Sentences of a line with their start offsets."""
     out = []
@@ -226,6 +239,11 @@ class _NoteRows:
     links: list[tuple[str, int, str]] = field(default_factory=list)
 
 
+def _needs_body(rows: _NoteRows, name_to_note: dict[str, str]) -> bool:
+    """Whether a note's part needs its text: for the sentences its links and note mentions sit in."""
+    return bool(rows.links) or any(normalize(surface) in name_to_note for _, surface in rows.mentions)
+
+
 def _note_rows(catalog: Catalog, paths: Collection[str] | None) -> dict[str, _NoteRows]:
     """Mentions, chunk line ranges and resolved links of all notes (or some), in written order."""
     rows: defaultdict[str, _NoteRows] = defaultdict(_NoteRows)
@@ -264,6 +282,8 @@ def _note_part(
         connect(me, key, TAGGED)
     # Entities per chunk: names mentioned and notes linked, for co-occurrence.
     chunk_entities: defaultdict[int, list[str]] = defaultdict(list)
+    contexts: defaultdict[str, set[str]] = defaultdict(set)
+    contexted: set[str] = set()
     for ordinal, surface in rows.mentions:
         normal = normalize(surface)
         if len(normal) < min_name_len:
@@ -278,10 +298,16 @@ def _note_part(
             continue
         connect(me, named, MENTIONS)
         chunk_entities[ordinal].append(named)
+        if body is not None and named.startswith("note:") and surface not in contexted:
+            # "Victor Jackson rounded out the attendee list": a note named in plain text
+            # is related to this one as the sentence says, as a link would be.
+            contexted.add(surface)
+            keys = _mention_context(body[0], surface)
+            if keys:
+                contexts[named].update(keys)
     lines = body[0].split("\n") if body is not None else []
     offset = body[1] if body is not None else 0
     link_dirs: set[str] = set()
-    contexts: defaultdict[str, set[str]] = defaultdict(set)
     for target, line, written in rows.links:
         if target == info.path or target not in notes:
             continue
@@ -485,7 +511,7 @@ class _Build:
 
 
 # A saved graph is pickled data: these are the only classes it may name.
-_SAVED_FORMAT = 3
+_SAVED_FORMAT = 4
 _SAVED_CLASSES = frozenset(
     {
         ("engine.channels.graph", "_Build"),
@@ -545,7 +571,7 @@ class GraphChannel:
         rows = _note_rows(catalog, None)
         for info in infos:
             note_rows = rows.get(info.path) or _NoteRows()
-            body = catalog.note_body(info.path) if note_rows.links else None
+            body = catalog.note_body(info.path) if _needs_body(note_rows, build.name_to_note) else None
             part = _note_part(
                 info, note_rows, body, build.name_to_note, notes, self._config.min_name_len, self._config.title_words
             )
@@ -599,7 +625,7 @@ class GraphChannel:
         links_changed = people_changed = False
         for info in infos:
             note_rows = rows.get(info.path) or _NoteRows()
-            body = catalog.note_body(info.path) if note_rows.links else None
+            body = catalog.note_body(info.path) if _needs_body(note_rows, build.name_to_note) else None
             part = _note_part(
                 info,
                 note_rows,
