@@ -239,6 +239,15 @@ class _NoteRows:
     links: list[tuple[str, int, str]] = field(default_factory=list)
 
 
+_QUALIFIER = re.compile(r"^(?P<name>.*\S)\s+\([^()]+\)$")
+
+
+def _without_qualifier(title: str) -> str:
+    """A title's name without a trailing parenthesised qualifier ("" if it has none)."""
+    found = _QUALIFIER.match(title.strip())
+    return found.group("name") if found else ""
+
+
 def _needs_body(rows: _NoteRows, name_to_note: dict[str, str]) -> bool:
     """Whether a note's part needs its text: for the sentences its links and note mentions sit in."""
     return bool(rows.links) or any(normalize(surface) in name_to_note for _, surface in rows.mentions)
@@ -363,6 +372,7 @@ class _Build:
         self.titles: dict[str, str] = {}
         self.name_to_note: dict[str, str] = {}
         self.note_entries: list[tuple[str, str]] = []
+        short: list[tuple[str, str]] = []
         for info in infos:
             key = sys.intern(f"note:{info.path}")
             self.vertex(key)
@@ -370,6 +380,14 @@ class _Build:
             for surface in (info.title, *info.aliases):
                 self.note_entries.append((surface, key))
                 self.name_to_note.setdefault(normalize(surface), key)
+                bare = _without_qualifier(surface)
+                if bare:
+                    short.append((bare, key))
+        # "Mercury (planet)" is asked about as "Mercury": a query naming the bare name names
+        # the note too (beside whatever else is called that). Text that writes "Mercury" is
+        # not taken to mean the planet: a vault's other "Mercury" mentions keep their own vertex.
+        for bare, key in short:
+            self.note_entries.append((bare, key))
         self.units: dict[tuple[int, int], list[int]] = {}
         self.surfaces: dict[str, dict[str, int]] = {}
         self.link_dirs: set[tuple[int, int]] = set()
@@ -511,7 +529,7 @@ class _Build:
 
 
 # A saved graph is pickled data: these are the only classes it may name.
-_SAVED_FORMAT = 4
+_SAVED_FORMAT = 6
 _SAVED_CLASSES = frozenset(
     {
         ("engine.channels.graph", "_Build"),
