@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import pairwise
 
 __all__ = [
+    "LATIN_FOLDS",
     "STOP_WORDS",
     "EntityDictionary",
     "EntityMatch",
     "displayed_text",
     "extract_capitalized_words",
     "extract_names",
+    "fold_accents",
     "is_title_word",
     "normalize",
 ]
@@ -102,6 +105,26 @@ _CAP_RUN = re.compile(
 _URL_TAIL = ".,;:!?'\"”’)"
 _END_PUNCT = "".join(sorted(set("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~“”‘’«»„‚…–—·•¡¿")))
 _WS = re.compile(r"\s+")
+
+
+def _latin_folds() -> dict[int, str]:
+    """Accented Latin letters → their base letter (é → e, Å → A); other scripts untouched."""
+    folds: dict[int, str] = {}
+    for code in range(0xC0, 0x250):
+        parts = unicodedata.normalize("NFKD", chr(code))
+        if len(parts) > 1 and parts[0].isascii() and all(unicodedata.combining(c) for c in parts[1:]):
+            folds[code] = parts[0]
+    return folds
+
+
+# "Jose Alvarez" names José Álvarez: people type names without their accents. Only Latin
+# letters fold; kana keep their voicing marks (げ is not け).
+_FOLDS = LATIN_FOLDS = _latin_folds()
+
+
+def fold_accents(text: str) -> str:
+    """`text` with accented Latin letters replaced by their base letters (the full text folds the same)."""
+    return text.translate(_FOLDS)
 # Query and dictionary tokens: word characters with inner `.`, `-`, `'` (config.yaml, e-mail).
 _TOKEN = re.compile(r"\w+(?:['’.\-]\w+)*")
 
@@ -127,7 +150,7 @@ def displayed_text(body: str) -> str:
 
 def normalize(name: str) -> str:
     """Entity key for a name: casefolded, whitespace collapsed, punctuation stripped at the ends."""
-    return _WS.sub(" ", name.casefold()).strip().strip(_END_PUNCT).strip()
+    return _WS.sub(" ", name.casefold().translate(_FOLDS)).strip().strip(_END_PUNCT).strip()
 
 
 def _possessive(word: str) -> bool:
@@ -254,7 +277,7 @@ class EntityMatch:
 
 
 def _token_key(token: str) -> str:
-    return token.casefold().replace("’", "'")
+    return token.casefold().translate(_FOLDS).replace("’", "'")
 
 
 def _gap_key(gap: str) -> str:
@@ -288,8 +311,8 @@ def _entry_key(surface: str) -> tuple[str, str | None]:
     surface = surface.strip()
     if "  " not in surface and surface.replace(" ", "").isalnum():
         # Fast path for the common "Word Word" surface (str.isalnum is \w minus "_",
-        # so tokenising would split it at the spaces only): the key is the casefold.
-        return surface.casefold(), (None if " " in surface else surface)
+        # so tokenising would split it at the spaces only): the key is the folded casefold.
+        return surface.casefold().translate(_FOLDS), (None if " " in surface else surface)
     return _surface_key(surface)
 
 

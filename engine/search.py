@@ -11,7 +11,7 @@ from engine.catalog import Catalog
 from engine.channels.base import Channel, ChannelAnswer
 from engine.channels.graph import answers_relation, entity_coverage
 from engine.config import EngineConfig, FusionConfig
-from engine.entities import STOP_WORDS, normalize
+from engine.entities import STOP_WORDS, fold_accents, normalize
 from engine.evidence import build_snippet, choose_label
 from engine.fusion import fuse, term_coverage
 from engine.query import Query, parse_query
@@ -226,7 +226,7 @@ class _WordMatcher:
         self, stems: frozenset[str], prefix: str | None, stem: Callable[[str], list[str]] | None
     ) -> None:
         self._stems = stems
-        self._prefix = prefix if prefix and len(prefix) >= 2 else None
+        self._prefix = fold_accents(prefix) if prefix and len(prefix) >= 2 else None
         self._stem = stem
         self._seen: dict[str, bool] = {}  # one query's answers: passages repeat their words
 
@@ -234,7 +234,7 @@ class _WordMatcher:
         found = self._seen.get(word)
         if found is None:
             lowered = word.lower()
-            found = bool(self._prefix and lowered.startswith(self._prefix)) or bool(
+            found = bool(self._prefix and fold_accents(lowered).startswith(self._prefix)) or bool(
                 self._stems & _stems_of(lowered, self._stem)
             )
             self._seen[word] = found

@@ -21,8 +21,8 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-# 2: full-text documents carry their folder names with the tags.
-MANIFEST_VERSION = 2
+# 2: full-text documents carry their folder names with the tags; 3: accents folded.
+MANIFEST_VERSION = 3
 INDEX_DIR_NAME = ".cairn"
 
 

@@ -311,3 +311,11 @@ def test_updated_dictionary_answers_like_a_fresh_build() -> None:
     # The original is untouched.
     assert [m.surface for m in before.recognize("Marcus Chen in IT")] == ["Marcus Chen", "IT"]
     assert [m.surface for m in updated.recognize("Marcus Chen in IT")] == []
+
+
+def test_accents_fold_for_latin_letters_only() -> None:
+    names = EntityDictionary([("José Álvarez", "note:jose"), ("現場（げんば）", "note:genba")])
+    assert [m.entity_ids for m in names.recognize("what does Jose Alvarez own")] == [("note:jose",)]
+    assert normalize("Aschenbrödel") == "aschenbrodel" == normalize("Aschenbrodel")
+    # Voicing marks are part of a kana, not an accent: げんば is not けんは.
+    assert normalize("げんば") != normalize("けんは")

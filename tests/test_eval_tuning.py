@@ -90,11 +90,11 @@ def test_displayed_text_reduces_links_to_what_a_reader_sees() -> None:
 
 
 def test_graph_votes_for_the_asked_for_kind_count_fully() -> None:
-    config = FusionConfig(entity_coverage_power=0.5, seed_confirm_rank=0, answer_kind_factor=0.25)
+    config = FusionConfig(entity_coverage_power=0.5, seed_confirm_rank=0, answer_kind_factor=0.5)
     reached = [("people/mia.md", ("Demo Day W30", "Mia")), ("meetings/w31.md", ("Demo Day W30", "Mia", "W31"))]
     text = "Who attended Demo Day W30?"
     plain = graph_factors(text, ["Demo Day W30"], reached, {}, config)["graph"]
     assert plain["people/mia.md"] == plain["meetings/w31.md"] > 0
     typed = graph_factors(text, ["Demo Day W30"], reached, {}, config, frozenset({"people/mia.md"}))["graph"]
     assert typed["people/mia.md"] == plain["people/mia.md"]
-    assert typed["meetings/w31.md"] == pytest.approx(0.25 * plain["meetings/w31.md"])
+    assert typed["meetings/w31.md"] == pytest.approx(0.5 * plain["meetings/w31.md"])

@@ -15,7 +15,8 @@ from engine.catalog import Catalog, NoteRow
 from engine.channels.base import ChannelAnswer
 from engine.channels.bm25 import BulkScorer, SegmentCache
 from engine.config import FulltextConfig
-from engine.entities import displayed_text
+from engine.entities import LATIN_FOLDS as _ACCENT_FOLDS
+from engine.entities import displayed_text, fold_accents
 from engine.errors import IndexCorrupt
 from engine.query import Query
 from engine.records import ChannelHit, ChannelName
@@ -32,9 +33,10 @@ _WRITER_LIMIT_MB = 512
 
 def _schema() -> Any:
     from whoosh import fields
-    from whoosh.analysis import StemmingAnalyzer
+    from whoosh.analysis import CharsetFilter, StemmingAnalyzer
 
-    analyzer = StemmingAnalyzer()
+    # Accents folded as Obsidian's Omnisearch does by default: "jose" finds "José".
+    analyzer = StemmingAnalyzer() | CharsetFilter(_ACCENT_FOLDS)
     # Term frequencies only: nothing runs phrase queries, and writing word positions
     # took a third of the indexing time (and a fifth of the index size).
     return fields.Schema(
@@ -202,7 +204,7 @@ class FulltextChannel:
         own = self.analyze(prefix)
         if len(prefix) < self._config.prefix_min_chars:
             return own
-        lowered = prefix.lower()
+        lowered = fold_accents(prefix.lower())
         start = lowered[:_BUCKET_CHARS]
         bucket = self._buckets.get(start)
         if bucket is None:

@@ -544,7 +544,7 @@ class _Build:
 
 
 # A saved graph is pickled data: these are the only classes it may name.
-_SAVED_FORMAT = 8
+_SAVED_FORMAT = 9
 _SAVED_CLASSES = frozenset(
     {
         ("engine.channels.graph", "_Build"),
