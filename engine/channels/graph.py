@@ -852,10 +852,10 @@ class GraphChannel:
         config = self._config
         hops = config.max_hops if max_hops is None else max_hops
         memo = (seed, relation_keys, hops)
-        patterns = tuple(f" {key} " for key in sorted(relation_keys))
         known_reach = cache.reaches.get(memo)
         if known_reach is not None:
             return known_reach
+        patterns = tuple(f" {key} " for key in sorted(relation_keys))
         reached: dict[int, _Reach] = {seed: _Reach(1.0, 0, (seed,), LINKS)}
         frontier = [seed]
         for hop in range(1, hops + 1):
