@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import gc
 import os
 import pickle
@@ -9,7 +10,7 @@ import re
 import sys
 import threading
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -263,11 +264,6 @@ def _without_qualifier(title: str) -> str:
     return found.group("name") if found else ""
 
 
-def _needs_body(rows: _NoteRows, name_to_note: dict[str, str]) -> bool:
-    """Whether a note's part needs its text: for the sentences its links and note mentions sit in."""
-    return bool(rows.links) or any(normalize(surface) in name_to_note for _, surface in rows.mentions)
-
-
 def _note_rows(catalog: Catalog, paths: Collection[str] | None) -> dict[str, _NoteRows]:
     """Mentions, chunk line ranges and resolved links of all notes (or some), in written order."""
     rows: defaultdict[str, _NoteRows] = defaultdict(_NoteRows)
@@ -283,16 +279,26 @@ def _note_rows(catalog: Catalog, paths: Collection[str] | None) -> dict[str, _No
 def _note_part(
     info: NoteInfo,
     rows: _NoteRows,
-    body: tuple[str, int] | None,
+    load_body: Callable[[], tuple[str, int] | None],
     name_to_note: dict[str, str],
     notes: Collection[str],
     min_name_len: int,
     title_words: bool = True,
 ) -> _Part:
-    """What one note adds: tag, mention, link and co-occurrence edges, names, link contexts."""
+    """What one note adds: tag, mention, link and co-occurrence edges, names, link contexts.
+
+    `load_body` reads the note's text (and its line offset); it is called at most once,
+    and only for a note that links to or names another note: the sentences say how.
+    """
     me = sys.intern(f"note:{info.path}")  # one object per key: less memory, a smaller saved graph
     edges: dict[tuple[str, str, int], int] = {}
     surfaces: dict[tuple[str, str], int] = {}
+    loaded: list[tuple[str, int] | None] = []
+
+    def body_text() -> tuple[str, int] | None:
+        if not loaded:
+            loaded.append(load_body())
+        return loaded[0]
 
     def connect(a: str, b: str, rel: int) -> None:
         if a != b:
@@ -322,13 +328,15 @@ def _note_part(
             continue
         connect(me, named, MENTIONS)
         chunk_entities[ordinal].append(named)
-        if body is not None and named.startswith("note:") and surface not in contexted:
+        if named.startswith("note:") and surface not in contexted:
             # "Victor Jackson rounded out the attendee list": a note named in plain text
             # is related to this one as the sentence says, as a link would be.
             contexted.add(surface)
-            keys = _mention_context(body[0], surface)
+            body = body_text()
+            keys = _mention_context(body[0], surface) if body is not None else set()
             if keys:
                 contexts[named].update(keys)
+    body = body_text() if rows.links else None
     lines = body[0].split("\n") if body is not None else []
     offset = body[1] if body is not None else 0
     link_dirs: set[str] = set()
@@ -604,9 +612,11 @@ class GraphChannel:
         rows = _note_rows(catalog, None)
         for info in infos:
             note_rows = rows.get(info.path) or _NoteRows()
-            body = catalog.note_body(info.path) if _needs_body(note_rows, build.name_to_note) else None
             part = _note_part(
-                info, note_rows, body, build.name_to_note, notes, self._config.min_name_len, self._config.title_words
+                info,
+                note_rows,
+                functools.partial(catalog.note_body, info.path),
+                build.name_to_note, notes, self._config.min_name_len, self._config.title_words
             )
             build.parts[info.path] = part
             build.apply(info.path, part, 1, set(), set())
@@ -658,11 +668,10 @@ class GraphChannel:
         links_changed = people_changed = False
         for info in infos:
             note_rows = rows.get(info.path) or _NoteRows()
-            body = catalog.note_body(info.path) if _needs_body(note_rows, build.name_to_note) else None
             part = _note_part(
                 info,
                 note_rows,
-                body,
+                functools.partial(catalog.note_body, info.path),
                 build.name_to_note,
                 build.parts,
                 self._config.min_name_len,
