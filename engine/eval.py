@@ -8,19 +8,20 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from engine.channels.fulltext import analyze_text
 from engine.channels.graph import answers_relation
 from engine.errors import ConfigError
-from engine.fusion import fuse, term_coverage
+from engine.fusion import fuse
 from engine.query import parse_query
-from engine.records import CHANNEL_NAMES, ChannelName, Hit, SearchResults
-from engine.search import graph_factors, query_stems, vector_factors
+from engine.records import CHANNEL_NAMES, ChannelEvidence, ChannelName, Hit, SearchResults
+from engine.search import fusion_factors, query_stems
 
 if TYPE_CHECKING:
     from engine.api import Engine
-    from engine.config import FusionConfig
+
+_T = TypeVar("_T")
 
 __all__ = [
     "METRIC_NAMES",
@@ -291,21 +292,18 @@ def evaluate(
         relational = graph_top is not None and answers_relation(
             text, hybrid.recognized_entities, graph_top.graph_relation
         )
-        factors = _keyword_factors(engine, alone.get("fulltext"), text, fusion)
-        if "vectors" in alone:
-            factors.update(
-                vector_factors(
-                    [(hit.path, hit.channels["vectors"].score) for hit in alone["vectors"].hits if "vectors" in hit.channels],
-                    fusion,
-                )
-            )
-        if lists.get("graph"):
-            reached = [
-                (hit.path, hit.channels["graph"].graph_path) for hit in graph_hits if "graph" in hit.channels
-            ]
-            factors.update(
-                graph_factors(text, hybrid.recognized_entities, reached, lists, fusion, hybrid.answer_notes)
-            )
+        factors = fusion_factors(
+            text,
+            query_stems(parse_query(text, as_you_type=False), analyze_text),
+            fusion,
+            lists,
+            keyword_hits=_evidence(alone, "fulltext", lambda e: e.matched_terms) if "fulltext" in alone else None,
+            vector_hits=_evidence(alone, "vectors", lambda e: e.score),
+            graph_hits=_evidence(alone, "graph", lambda e: e.graph_path) if lists.get("graph") else [],
+            recognized=hybrid.recognized_entities,
+            answer_notes=hybrid.answer_notes,
+            term_weights=engine.term_weights,
+        )
         refused = [
             path for path, _ in fuse(lists, fusion, floors, relational=relational, factors=factors)
         ]
@@ -360,22 +358,13 @@ def evaluate(
     )
 
 
-def _keyword_factors(
-    engine: Engine, results: SearchResults | None, text: str, fusion: FusionConfig
-) -> dict[str, dict[str, float]]:
-    """The search's per-hit keyword factors, rebuilt from a full-text-only search's evidence."""
-    power = fusion.keyword_coverage_power
-    if results is None or power <= 0:
-        return {}
-    stems = query_stems(parse_query(text, as_you_type=False), analyze_text)
-    weights = engine.term_weights(stems) if fusion.idf_coverage else None
-    return {
-        "fulltext": {
-            hit.path: term_coverage(hit.channels["fulltext"].matched_terms, stems, power, weights)
-            for hit in results.hits
-            if "fulltext" in hit.channels
-        }
-    }
+def _evidence(
+    alone: Mapping[ChannelName, SearchResults], name: ChannelName, pick: Callable[[ChannelEvidence], _T]
+) -> list[tuple[str, _T]]:
+    """(path, what `pick` reads from the channel's evidence) for a channel-alone search's hits."""
+    if name not in alone:
+        return []
+    return [(hit.path, pick(hit.channels[name])) for hit in alone[name].hits if name in hit.channels]
 
 
 def _detail(hybrid: SearchResults, lists: Mapping[str, Sequence[str]], grades: Grades) -> dict[str, Any]:

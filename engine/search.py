@@ -128,25 +128,20 @@ class Searcher:
             fusion,
             [*exact, *alias],
             relational=relational,
-            factors={
-                **keyword_factors(
-                    answers.get("fulltext"),
-                    stems,
-                    fusion.keyword_coverage_power,
-                    self._term_weights(stems) if self._term_weights and fusion.idf_coverage else None,
+            factors=fusion_factors(
+                query.text,
+                stems,
+                fusion,
+                rankings,
+                keyword_hits=(
+                    [(h.path, h.matched_terms) for h in answers["fulltext"].hits] if "fulltext" in answers else None
                 ),
-                **vector_factors(
-                    [(h.path, h.score) for h in answers["vectors"].hits] if "vectors" in answers else [], fusion
-                ),
-                **graph_factors(
-                    query.text,
-                    graph_answer.recognized if graph_answer else (),
-                    [(h.path, h.graph_path) for h in graph_answer.hits] if graph_answer else [],
-                    rankings,
-                    fusion,
-                    answer_notes,
-                ),
-            },
+                vector_hits=[(h.path, h.score) for h in answers["vectors"].hits] if "vectors" in answers else [],
+                graph_hits=[(h.path, h.graph_path) for h in graph_answer.hits] if graph_answer else [],
+                recognized=graph_answer.recognized if graph_answer else (),
+                answer_notes=answer_notes,
+                term_weights=self._term_weights,
+            ),
         )
         by_channel = {
             name: {h.path: h for h in answer.hits} for name, answer in answers.items()
@@ -256,16 +251,38 @@ def query_stems(query: Query, stem: Callable[[str], list[str]] | None) -> list[s
     return list(dict.fromkeys(stems))
 
 
+def fusion_factors(
+    text: str,
+    stems: Sequence[str],
+    fusion: FusionConfig,
+    rankings: Mapping[str, Sequence[str]],
+    *,
+    keyword_hits: Sequence[tuple[str, Collection[str]]] | None,
+    vector_hits: Sequence[tuple[str, float]],
+    graph_hits: Sequence[tuple[str, tuple[str, ...]]],
+    recognized: Sequence[str],
+    answer_notes: Collection[str],
+    term_weights: Callable[[Sequence[str]], dict[str, float]] | None,
+) -> dict[str, dict[str, float]]:
+    """Every channel's per-hit fusion factors; the search and eval's re-fusion both call this."""
+    weights = term_weights(stems) if term_weights is not None and fusion.idf_coverage else None
+    return {
+        **keyword_factors(keyword_hits, stems, fusion.keyword_coverage_power, weights),
+        **vector_factors(vector_hits, fusion),
+        **graph_factors(text, recognized, graph_hits, rankings, fusion, answer_notes),
+    }
+
+
 def keyword_factors(
-    answer: ChannelAnswer | None,
+    hits: Sequence[tuple[str, Collection[str]]] | None,
     stems: Sequence[str],
     power: float,
     weights: Mapping[str, float] | None = None,
 ) -> dict[str, dict[str, float]]:
-    """Per full-text hit, the fusion factor for how much of the query it matched (idf-weighted if given)."""
-    if answer is None or power <= 0:
+    """Per full-text hit (path, matched terms), the factor for how much of the query it matched (idf-weighted if given)."""
+    if hits is None or power <= 0:
         return {}
-    return {"fulltext": {h.path: term_coverage(h.matched_terms, stems, power, weights) for h in answer.hits}}
+    return {"fulltext": {path: term_coverage(matched, stems, power, weights) for path, matched in hits}}
 
 
 def vector_factors(hits: Sequence[tuple[str, float]], fusion: FusionConfig) -> dict[str, dict[str, float]]:
