@@ -307,6 +307,11 @@ class Catalog:
         rows = self._conn().execute("SELECT path, title, aliases FROM notes ORDER BY path")
         return [(str(p), str(t), tuple(json.loads(str(a))) if a != "[]" else ()) for p, t, a in rows]
 
+    def note_tags(self) -> list[tuple[str, tuple[str, ...]]]:
+        """Every note's (path, tags): what filing a note by kind needs."""
+        rows = self._conn().execute("SELECT path, tags FROM notes ORDER BY path")
+        return [(str(p), tuple(json.loads(str(t))) if t != "[]" else ()) for p, t in rows]
+
     def note_info(self, path: str) -> NoteInfo | None:
         """One note's metadata."""
         row = self._conn().execute(

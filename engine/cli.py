@@ -285,8 +285,14 @@ def results_to_json(results: SearchResults) -> dict[str, Any]:
             "recognized": list(results.recognized_entities),
             "expanded": list(results.expanded_entities),
         },
+        "asked_kind": results.asked_kind.label or None,
         "ms": results.total_ms,
     }
+
+
+def _asked_kind(results: SearchResults) -> str:
+    kind = results.asked_kind
+    return f"{kind.label} ({len(kind.notes)} notes; others rank lower)" if kind.label else "-"
 
 
 def badges(hit: Any) -> list[str]:
@@ -363,6 +369,7 @@ def _search(args: argparse.Namespace) -> int:
         )
         out.write(f"entities recognized: {', '.join(results.recognized_entities) or '-'}\n")
         out.write(f"entities expanded:   {', '.join(results.expanded_entities) or '-'}\n")
+        out.write(f"asks for:            {_asked_kind(results)}\n")
     for name, st in results.channels.items():
         if st.status != "ok" and not args.explain:
             print(f"note: {name} channel {st.status}: {st.message}", file=sys.stderr)

@@ -23,6 +23,8 @@ class FusionConfig:
     relational_graph_boost: float = 5.0
     # In a who-question the graph answers with people, its vote for any other note counts this much.
     answer_kind_factor: float = 0.5
+    # When the query names a kind of note (a folder: "companies", "people"), other notes' votes count this much.
+    kind_factor: float = 0.5
     keyword_coverage_power: float = 1.0
     idf_coverage: bool = True
     entity_coverage_power: float = 0.5

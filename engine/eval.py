@@ -303,6 +303,7 @@ def evaluate(
             recognized=hybrid.recognized_entities,
             answer_notes=hybrid.answer_notes,
             term_weights=engine.term_weights,
+            kind_notes=hybrid.asked_kind.notes,
         )
         refused = [
             path for path, _ in fuse(lists, fusion, floors, relational=relational, factors=factors)

@@ -150,6 +150,17 @@ class ChannelStatus:
 
 
 @dataclass(frozen=True)
+class AskedKind:
+    """The kind of note a query asks for: a name to show ("people", "companies") and its notes."""
+
+    label: str = ""
+    notes: frozenset[str] = field(default=frozenset(), repr=False)
+
+
+NO_KIND = AskedKind()
+
+
+@dataclass(frozen=True)
 class SearchResults:
     """The answer to one query."""
 
@@ -162,6 +173,9 @@ class SearchResults:
     # The notes of the kind a who-question asks for (people), when the vault says
     # which notes those are; empty otherwise. Fusion ranks the others lower.
     answer_notes: frozenset[str] = field(default=frozenset(), repr=False, compare=False)
+    # The kind of note the query asks for ("people", "companies": engine/kinds.py), if any;
+    # fusion counts other notes' votes `kind_factor` as much.
+    asked_kind: AskedKind = field(default=NO_KIND, compare=False)
 
 
 @dataclass(frozen=True)

@@ -14,9 +14,11 @@ from engine.config import EngineConfig, FusionConfig
 from engine.entities import STOP_WORDS, fold_accents, normalize
 from engine.evidence import build_snippet, choose_label
 from engine.fusion import fuse, term_coverage
+from engine.kinds import NoteKinds
 from engine.query import Query, parse_query
 from engine.records import (
     CHANNEL_NAMES,
+    NO_KIND,
     ChannelEvidence,
     ChannelName,
     ChannelStatus,
@@ -62,10 +64,12 @@ class Searcher:
         self._pool = ThreadPoolExecutor(max_workers=len(CHANNEL_NAMES), thread_name_prefix="cairn-channel")
         self._titles = TitleIndex(catalog)
         self._stem = stem
+        self._kinds = NoteKinds(catalog.note_tags(), stem)
 
     def refresh_titles(self) -> None:
-        """Reload the title/alias floor table after the catalog changed."""
+        """Reload the title/alias floor table and the note kinds after the catalog changed."""
         self._titles = TitleIndex(self._catalog)
+        self._kinds = NoteKinds(self._catalog.note_tags(), self._stem)
 
     def close(self) -> None:
         """Stop the thread pool."""
@@ -123,6 +127,8 @@ class Searcher:
         )
         stems = self._query_stems(query)
         answer_notes = graph_answer.answer_notes if graph_answer is not None else frozenset()
+        # A relation question the graph answers with people already weighs kinds its own way.
+        kind = self._kinds.asked_for(query.text) if fusion.kind_factor < 1 and not answer_notes else NO_KIND
         fused = fuse(
             rankings,
             fusion,
@@ -141,6 +147,7 @@ class Searcher:
                 recognized=graph_answer.recognized if graph_answer else (),
                 answer_notes=answer_notes,
                 term_weights=self._term_weights,
+                kind_notes=kind.notes,
             ),
         )
         by_channel = {
@@ -199,6 +206,7 @@ class Searcher:
             expanded_entities=graph_answer.expanded if graph_answer else (),
             total_ms=_ms(started),
             answer_notes=answer_notes,
+            asked_kind=kind,
         )
 
     def _floors(self, query: Query) -> tuple[list[str], list[str]]:
@@ -263,14 +271,26 @@ def fusion_factors(
     recognized: Sequence[str],
     answer_notes: Collection[str],
     term_weights: Callable[[Sequence[str]], dict[str, float]] | None,
+    kind_notes: Collection[str] = (),
 ) -> dict[str, dict[str, float]]:
-    """Every channel's per-hit fusion factors; the search and eval's re-fusion both call this."""
+    """Every channel's per-hit fusion factors; the search and eval's re-fusion both call this.
+
+    `kind_notes` are the notes of the kind the query asks for (`NoteKinds.asked_for`):
+    every channel's vote for any other note counts `kind_factor` as much.
+    """
     weights = term_weights(stems) if term_weights is not None and fusion.idf_coverage else None
-    return {
+    factors = {
         **keyword_factors(keyword_hits, stems, fusion.keyword_coverage_power, weights),
         **vector_factors(vector_hits, fusion),
         **graph_factors(text, recognized, graph_hits, rankings, fusion, answer_notes),
     }
+    if kind_notes and fusion.kind_factor < 1:
+        for name, ranked in rankings.items():
+            scale = factors.setdefault(name, {})
+            for path in ranked:
+                if path not in kind_notes:
+                    scale[path] = scale.get(path, 1.0) * fusion.kind_factor
+    return factors
 
 
 def keyword_factors(

@@ -118,4 +118,6 @@ def explain_content(hit: Hit | None, results: SearchResults, show_timings: bool)
     expanded = ", ".join(results.expanded_entities[:12])
     more = len(results.expanded_entities) - 12
     lines.append(Content.assemble(("expanded ", "bold"), (expanded or "-") + (f" (+{more} more)" if more > 0 else "")))
+    if results.asked_kind.label:
+        lines.append(Content.assemble(("asks for ", "bold"), f"{results.asked_kind.label} (others rank lower)"))
     return Content("\n").join(lines)

@@ -26,6 +26,7 @@ from engine.entities import (
     is_title_word,
     normalize,
 )
+from engine.kinds import is_person
 from engine.query import Query
 from engine.records import ChannelHit, ChannelName, Neighbor, NoteInfo
 
@@ -45,15 +46,7 @@ _QUERY_WORD = re.compile(r"\w+")
 _RESEMBLANCE = re.compile(r"\b(?:similar|resembl\w*|comparable|alike|akin|like)\b", re.IGNORECASE)
 
 
-_PERSON_MARKS = frozenset({"people", "person", "persons", "contacts", "contact"})
 _NOT_PERSON = 0.25
-
-
-def _is_person(info: NoteInfo) -> bool:
-    """Whether the vault files this note as a person: a People/ folder or a #person tag."""
-    folders = info.path.casefold().split("/")[:-1]
-    tags = {t.lstrip("#").casefold().rsplit("/", 1)[-1] for t in info.tags}
-    return not _PERSON_MARKS.isdisjoint(folders) or not _PERSON_MARKS.isdisjoint(tags)
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?;|])\s+")
@@ -362,7 +355,7 @@ def _note_part(
     return _Part(
         title=info.title,
         aliases=info.aliases,
-        person=_is_person(info),
+        person=is_person(info.path, info.tags),
         edges=edges,
         surfaces=surfaces,
         link_dirs=frozenset(link_dirs),

@@ -92,7 +92,9 @@ def _explain_summary(results: SearchResults) -> str:
         '<div class="explain-summary explain-only">'
         f"<p>{channels} · total {results.total_ms:.1f} ms</p>"
         f"<p>entities recognized: {e(recognized)}</p>"
-        f"<p>entities expanded: {e(expanded)}</p></div>"
+        f"<p>entities expanded: {e(expanded)}</p>"
+        + (f"<p>asks for: {e(results.asked_kind.label)} (others rank lower)</p>" if results.asked_kind.label else "")
+        + "</div>"
     )
 
 

@@ -1,0 +1,83 @@
+"""Which kind of note a query asks for, read from the vault's own folders.
+
+A vault that files notes in `People/`, `Companies/` or `Meetings/` says what kind each
+note is. A query that names one of those kinds ("Any portfolio companies focused on
+drug discovery?", "Tell me about the people who …", "someone who speaks at
+conferences") asks for notes of that kind: fusion lets the other notes' votes count
+less, so a company or a person is not pushed out of the first results by a meeting
+that happens to use the same words.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+
+from engine.records import NO_KIND, AskedKind
+
+__all__ = ["PERSON_MARKS", "NoteKinds", "is_person"]
+
+# Folders or tags that file a note as a person.
+PERSON_MARKS = frozenset({"people", "person", "persons", "contacts", "contact"})
+# Query words that ask for a person.
+_PERSON_WORDS = frozenset(
+    {"who", "whom", "whose", "someone", "somebody", "anyone", "anybody", *PERSON_MARKS}
+)
+_WORD = re.compile(r"[^\W\d_][\w'-]*")
+# A kind this large is most of the vault: naming it does not narrow anything.
+_MAX_SHARE = 0.5
+
+
+def is_person(path: str, tags: Iterable[str]) -> bool:
+    """Whether the vault files this note as a person: a People/ folder or a #person tag."""
+    folders = path.casefold().split("/")[:-1]
+    marks = {t.lstrip("#").casefold().rsplit("/", 1)[-1] for t in tags}
+    return not PERSON_MARKS.isdisjoint(folders) or not PERSON_MARKS.isdisjoint(marks)
+
+
+class NoteKinds:
+    """Folder names (stemmed) → the notes filed under them, and the vault's people."""
+
+    def __init__(
+        self, notes: Iterable[tuple[str, Sequence[str]]], stem: Callable[[str], list[str]] | None = None
+    ) -> None:
+        self._stem = stem
+        by_folder: dict[str, set[str]] = {}
+        people: set[str] = set()
+        total = 0
+        for path, tags in notes:
+            total += 1
+            # The top-level folders are a vault's filing categories; folders below them
+            # group by topic ("Projects/Atlas/"), which the query's words already reach.
+            folder, slash, _rest = path.partition("/")
+            name = folder.casefold().strip()
+            if slash and not name.startswith(".") and _WORD.fullmatch(name):
+                by_folder.setdefault(name, set()).add(path)
+            if is_person(path, tags):
+                people.add(path)
+        limit = total * _MAX_SHARE
+        self._by_stem: dict[str, AskedKind] = {}
+        for name, paths in sorted(by_folder.items()):
+            if len(paths) <= limit:
+                for key in self._stems(name):
+                    self._by_stem.setdefault(key, AskedKind(name, frozenset(paths)))
+        self._people = AskedKind("people", frozenset(people)) if 0 < len(people) <= limit else NO_KIND
+
+    def _stems(self, word: str) -> list[str]:
+        return self._stem(word) if self._stem is not None else [word]
+
+    def asked_for(self, text: str) -> AskedKind:
+        """The kind of note the query asks for: the first of its words that names one.
+
+        "who", "someone", "people" ask for the vault's people; a word that is a top-level
+        folder's name, singular or plural ("company" for Companies/), asks for that folder.
+        """
+        for match in _WORD.finditer(text):
+            word = match.group().casefold()
+            if word in _PERSON_WORDS and self._people.notes:
+                return self._people
+            for key in self._stems(word):
+                found = self._by_stem.get(key)
+                if found is not None:
+                    return found
+        return NO_KIND

@@ -1,0 +1,144 @@
+"""A query that names a kind of note (a top-level folder, or people) gets notes of that kind first."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from engine.api import Engine
+from engine.channels.fulltext import analyze_text
+from engine.config import EngineConfig, FusionConfig
+from engine.embedder import HashEmbedder
+from engine.kinds import NoteKinds, is_person
+from engine.search import fusion_factors
+
+NOTES = [
+    ("Companies/Delta.md", ()),
+    ("Companies/Forge.md", ()),
+    ("People/Ada Park.md", ()),
+    ("Contacts/Bo Li.md", ()),
+    ("Meetings/2026/Kickoff.md", ()),
+    ("Projects/Atlas/Design.md", ()),
+    ("Inbox/Lin Wu.md", ("#person",)),
+    ("Inbox/Idea.md", ()),
+    ("Inbox/Todo.md", ()),
+    ("Inbox/Later.md", ()),
+    ("Inbox/Maybe.md", ()),
+    ("Inbox/Someday.md", ()),
+    ("Inbox/Draft.md", ()),
+    ("Inbox/Old.md", ()),
+    ("Readme.md", ()),
+]
+
+
+@pytest.fixture
+def kinds() -> NoteKinds:
+    return NoteKinds(NOTES, analyze_text)
+
+
+@pytest.mark.parametrize(
+    ("query", "label", "notes"),
+    [
+        # Singular or plural, any case: the folder's name stemmed as the index stems words.
+        ("Any portfolio companies focused on drug discovery?", "companies", {"Companies/Delta.md", "Companies/Forge.md"}),
+        ("the company whose CEO insists on minimal board seats", "companies", {"Companies/Delta.md", "Companies/Forge.md"}),
+        ("meeting notes about the launch", "meetings", {"Meetings/2026/Kickoff.md"}),
+        # People: a People/ or Contacts/ folder or a #person tag, asked for by who/someone/people.
+        ("Someone who speaks at small conferences", "people", {"People/Ada Park.md", "Contacts/Bo Li.md", "Inbox/Lin Wu.md"}),
+        ("who attended the kickoff meeting", "people", {"People/Ada Park.md", "Contacts/Bo Li.md", "Inbox/Lin Wu.md"}),
+        # The first word that names a kind decides: the meeting is what they attended.
+        ("meetings who", "meetings", {"Meetings/2026/Kickoff.md"}),
+    ],
+)
+def test_a_query_naming_a_kind_asks_for_its_notes(kinds: NoteKinds, query: str, label: str, notes: set[str]) -> None:
+    asked = kinds.asked_for(query)
+    assert (asked.label, set(asked.notes)) == (label, notes)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "sync engine design",  # no kind named
+        "atlas design review",  # a subfolder groups by topic; it is not a kind
+        "inbox zero",  # Inbox/ holds most of the vault: naming it narrows nothing
+        "2026 plans",
+    ],
+)
+def test_queries_naming_no_kind(kinds: NoteKinds, query: str) -> None:
+    asked = kinds.asked_for(query)
+    assert asked.label == "" and not asked.notes
+
+
+def test_without_people_person_words_ask_for_nothing() -> None:
+    kinds = NoteKinds([("Companies/Delta.md", ()), ("Notes/a.md", ()), ("Notes/b.md", ())], analyze_text)
+    assert not kinds.asked_for("who founded Delta").notes
+    assert kinds.asked_for("who founded Delta").label == ""
+
+
+def test_is_person() -> None:
+    assert is_person("People/Ada.md", ())
+    assert is_person("Team/people/Ada.md", ())
+    assert is_person("Inbox/Ada.md", ("#person",))
+    assert is_person("Inbox/Ada.md", ("#crm/contact",))
+    assert not is_person("Companies/Delta.md", ("#biotech",))
+
+
+def test_kind_factor_scales_every_channel_vote_outside_the_kind() -> None:
+    fusion = FusionConfig(kind_factor=0.5, vector_confidence_power=0, keyword_coverage_power=0)
+    rankings = {"fulltext": ["m.md", "c.md"], "vectors": ["c.md", "m.md"], "graph": []}
+
+    def factors(kind_notes: frozenset[str]) -> dict[str, dict[str, float]]:
+        return fusion_factors(
+            "companies in biotech",
+            ["compani", "biotech"],
+            fusion,
+            rankings,
+            keyword_hits=None,
+            vector_hits=[],
+            graph_hits=[],
+            recognized=(),
+            answer_notes=(),
+            term_weights=None,
+            kind_notes=kind_notes,
+        )
+
+    assert factors(frozenset()) == {}
+    assert factors(frozenset({"c.md"})) == {"fulltext": {"m.md": 0.5}, "vectors": {"m.md": 0.5}, "graph": {}}
+
+
+def _vault(root: Path) -> Path:
+    vault = root / "vault"
+    (vault / "Companies").mkdir(parents=True)
+    (vault / "Meetings").mkdir()
+    (vault / "People").mkdir()
+    (vault / "Companies" / "Delta.md").write_text("# Delta\n\nDelta builds biotech tools.\n", "utf-8")
+    (vault / "Meetings" / "Biotech day.md").write_text(
+        "# Biotech day\n\nBiotech pitches all day: biotech, biotech and more biotech.\n", "utf-8"
+    )
+    (vault / "People" / "Ada Park.md").write_text("# Ada Park\n\nAda reviews biotech deals.\n", "utf-8")
+    (vault / "Notes.md").write_text("# Notes\n\nNothing about it.\n", "utf-8")
+    return vault
+
+
+@pytest.mark.parametrize(("factor", "first"), [(0.5, "Companies/Delta.md"), (1.0, "Meetings/Biotech day.md")])
+def test_search_ranks_the_asked_for_kind_first(tmp_path: Path, factor: float, first: str) -> None:
+    config = EngineConfig(fusion=FusionConfig(kind_factor=factor))
+    # Kinds weigh channels' votes against each other: two channels must be live (the stub
+    # embedder stands in for the model; this test is about fusion, not about vectors).
+    with Engine.open(_vault(tmp_path), config, index_dir=tmp_path / "index", embedder=HashEmbedder()) as engine:
+        engine.reindex()
+        results = engine.search("biotech companies", as_you_type=False)
+        assert results.hits[0].path == first
+        assert results.asked_kind.label == ("companies" if factor < 1 else "")
+        # The other notes are still found: the kind orders results, it filters nothing.
+        assert {h.path for h in results.hits} >= {"Companies/Delta.md", "Meetings/Biotech day.md", "People/Ada Park.md"}
+
+
+def test_the_explanation_says_which_kind_was_asked_for(tmp_path: Path) -> None:
+    from engine.cli import results_to_json
+
+    with Engine.open(_vault(tmp_path), index_dir=tmp_path / "index", embedder=None) as engine:
+        engine.reindex(embed=False)
+        assert results_to_json(engine.search("someone who reviews deals", as_you_type=False))["asked_kind"] == "people"
+        assert results_to_json(engine.search("biotech deals", as_you_type=False))["asked_kind"] is None
