@@ -6,7 +6,7 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -307,10 +307,25 @@ class Catalog:
         rows = self._conn().execute("SELECT path, title, aliases FROM notes ORDER BY path")
         return [(str(p), str(t), tuple(json.loads(str(a))) if a != "[]" else ()) for p, t, a in rows]
 
-    def note_tags(self) -> list[tuple[str, tuple[str, ...]]]:
-        """Every note's (path, tags): what filing a note by kind needs."""
-        rows = self._conn().execute("SELECT path, tags FROM notes ORDER BY path")
-        return [(str(p), tuple(json.loads(str(t))) if t != "[]" else ()) for p, t in rows]
+    def note_paths(self) -> list[str]:
+        """Every note's path."""
+        return [str(p) for (p,) in self._conn().execute("SELECT path FROM notes ORDER BY path")]
+
+    def tagged_paths(self, marks: Collection[str]) -> set[str]:
+        """Notes with a tag whose last part is one of `marks` (any case): #person, #crm/contact."""
+        wanted = {m.casefold() for m in marks}
+        if not wanted:
+            return set()
+        # SQLite narrows to notes whose tags contain a mark at all (LIKE ignores ASCII
+        # case); Python checks the parts.
+        where = " OR ".join("tags LIKE ? ESCAPE '\\'" for _ in wanted)
+        patterns = tuple("%" + m.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%" for m in wanted)
+        rows = self._conn().execute(f"SELECT path, tags FROM notes WHERE {where}", patterns)
+        return {
+            str(path)
+            for path, tags in rows
+            if any(t.lstrip("#").casefold().rsplit("/", 1)[-1] in wanted for t in json.loads(str(tags)))
+        }
 
     def note_info(self, path: str) -> NoteInfo | None:
         """One note's metadata."""

@@ -11,7 +11,7 @@ that happens to use the same words.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable
 
 from engine.records import NO_KIND, AskedKind
 
@@ -36,31 +36,41 @@ def is_person(path: str, tags: Iterable[str]) -> bool:
 
 
 class NoteKinds:
-    """Folder names (stemmed) → the notes filed under them, and the vault's people."""
+    """Top-level folder names (stemmed) → the notes filed under them, and the vault's people."""
 
     def __init__(
-        self, notes: Iterable[tuple[str, Sequence[str]]], stem: Callable[[str], list[str]] | None = None
+        self,
+        paths: Iterable[str],
+        person_tagged: Collection[str] = (),
+        stem: Callable[[str], list[str]] | None = None,
     ) -> None:
+        """`person_tagged` are the notes a tag files as people (#person), wherever they sit."""
         self._stem = stem
         by_folder: dict[str, set[str]] = {}
-        people: set[str] = set()
+        people: set[str] = set(person_tagged)
+        folder_is_person: dict[str, bool] = {}  # per folder, not per note: vaults have few folders
         total = 0
-        for path, tags in notes:
+        for path in paths:
             total += 1
+            folder, slash, _name = path.rpartition("/")
+            if not slash:
+                continue
+            person = folder_is_person.get(folder)
+            if person is None:
+                person = folder_is_person[folder] = not PERSON_MARKS.isdisjoint(folder.casefold().split("/"))
+            if person:
+                people.add(path)
             # The top-level folders are a vault's filing categories; folders below them
             # group by topic ("Projects/Atlas/"), which the query's words already reach.
-            folder, slash, _rest = path.partition("/")
-            name = folder.casefold().strip()
-            if slash and not name.startswith(".") and _WORD.fullmatch(name):
-                by_folder.setdefault(name, set()).add(path)
-            if is_person(path, tags):
-                people.add(path)
+            top = folder.partition("/")[0].casefold().strip()
+            if not top.startswith(".") and _WORD.fullmatch(top):
+                by_folder.setdefault(top, set()).add(path)
         limit = total * _MAX_SHARE
         self._by_stem: dict[str, AskedKind] = {}
-        for name, paths in sorted(by_folder.items()):
-            if len(paths) <= limit:
+        for name, members in sorted(by_folder.items()):
+            if len(members) <= limit:
                 for key in self._stems(name):
-                    self._by_stem.setdefault(key, AskedKind(name, frozenset(paths)))
+                    self._by_stem.setdefault(key, AskedKind(name, frozenset(members)))
         self._people = AskedKind("people", frozenset(people)) if 0 < len(people) <= limit else NO_KIND
 
     def _stems(self, word: str) -> list[str]:

@@ -14,7 +14,7 @@ from engine.config import EngineConfig, FusionConfig
 from engine.entities import STOP_WORDS, fold_accents, normalize
 from engine.evidence import build_snippet, choose_label
 from engine.fusion import fuse, term_coverage
-from engine.kinds import NoteKinds
+from engine.kinds import PERSON_MARKS, NoteKinds
 from engine.query import Query, parse_query
 from engine.records import (
     CHANNEL_NAMES,
@@ -64,12 +64,12 @@ class Searcher:
         self._pool = ThreadPoolExecutor(max_workers=len(CHANNEL_NAMES), thread_name_prefix="cairn-channel")
         self._titles = TitleIndex(catalog)
         self._stem = stem
-        self._kinds = NoteKinds(catalog.note_tags(), stem)
+        self._kinds = _note_kinds(catalog, stem)
 
     def refresh_titles(self) -> None:
         """Reload the title/alias floor table and the note kinds after the catalog changed."""
         self._titles = TitleIndex(self._catalog)
-        self._kinds = NoteKinds(self._catalog.note_tags(), self._stem)
+        self._kinds = _note_kinds(self._catalog, self._stem)
 
     def close(self) -> None:
         """Stop the thread pool."""
@@ -220,6 +220,10 @@ class Searcher:
 
     def _matcher(self, query: Query, stems: list[str]) -> _WordMatcher:
         return _WordMatcher(frozenset(stems), query.prefix, self._stem)
+
+
+def _note_kinds(catalog: Catalog, stem: Callable[[str], list[str]] | None) -> NoteKinds:
+    return NoteKinds(catalog.note_paths(), catalog.tagged_paths(PERSON_MARKS), stem)
 
 
 class _WordMatcher:

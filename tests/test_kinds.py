@@ -10,7 +10,7 @@ from engine.api import Engine
 from engine.channels.fulltext import analyze_text
 from engine.config import EngineConfig, FusionConfig
 from engine.embedder import HashEmbedder
-from engine.kinds import NoteKinds, is_person
+from engine.kinds import PERSON_MARKS, NoteKinds, is_person
 from engine.search import fusion_factors
 
 NOTES = [
@@ -34,7 +34,7 @@ NOTES = [
 
 @pytest.fixture
 def kinds() -> NoteKinds:
-    return NoteKinds(NOTES, analyze_text)
+    return NoteKinds([path for path, _ in NOTES], [path for path, tags in NOTES if tags], analyze_text)
 
 
 @pytest.mark.parametrize(
@@ -71,7 +71,7 @@ def test_queries_naming_no_kind(kinds: NoteKinds, query: str) -> None:
 
 
 def test_without_people_person_words_ask_for_nothing() -> None:
-    kinds = NoteKinds([("Companies/Delta.md", ()), ("Notes/a.md", ()), ("Notes/b.md", ())], analyze_text)
+    kinds = NoteKinds(["Companies/Delta.md", "Notes/a.md", "Notes/b.md"], (), analyze_text)
     assert not kinds.asked_for("who founded Delta").notes
     assert kinds.asked_for("who founded Delta").label == ""
 
@@ -82,6 +82,19 @@ def test_is_person() -> None:
     assert is_person("Inbox/Ada.md", ("#person",))
     assert is_person("Inbox/Ada.md", ("#crm/contact",))
     assert not is_person("Companies/Delta.md", ("#biotech",))
+
+
+def test_the_catalog_finds_notes_tagged_as_people(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    for name, tags in [("Ada", "[person]"), ("Bo", "[crm/Contact]"), ("Cy", "[personal]"), ("Di", "[]")]:
+        (vault / f"{name}.md").write_text(f"---\ntags: {tags}\n---\n# {name}\n", "utf-8")
+    with Engine.open(vault, index_dir=tmp_path / "index", embedder=None) as engine:
+        engine.reindex(embed=False)
+        catalog = engine._catalog
+        assert catalog.tagged_paths(PERSON_MARKS) == {"Ada.md", "Bo.md"}  # "personal" is no person
+        assert catalog.tagged_paths(()) == set()
+        assert sorted(catalog.note_paths()) == ["Ada.md", "Bo.md", "Cy.md", "Di.md"]
 
 
 def test_kind_factor_scales_every_channel_vote_outside_the_kind() -> None:
