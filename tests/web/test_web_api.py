@@ -130,6 +130,12 @@ def test_search_page_renders_results_with_badges(client: TestClient) -> None:
     fragment = client.get("/search/results", params={"q": "CRDT"}).text
     assert fragment.count('<li class="hit') >= 2
     assert "<html" not in fragment
+    assert "asks for" not in html  # "CRDT" names no kind of note
+
+
+def test_the_explain_view_says_which_kind_a_query_asks_for(client: TestClient) -> None:
+    html = client.get("/", params={"q": "people who work on sync"}).text
+    assert "asks for: people (others rank lower)" in html
 
 
 def test_search_page_says_when_vectors_are_unavailable(tmp_path: Path) -> None:
