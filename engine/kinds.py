@@ -26,6 +26,8 @@ _PERSON_WORDS = frozenset(
 _WORD = re.compile(r"[^\W\d_][\w'-]*")
 # A kind this large is most of the vault: naming it does not narrow anything.
 _MAX_SHARE = 0.5
+# Folders named for any note at all: "notes about sync" asks for no kind.
+_ANY_NOTE = frozenset({"note", "notes", "file", "files", "doc", "docs", "document", "documents", "misc", "stuff"})
 
 
 def is_person(path: str, tags: Iterable[str]) -> bool:
@@ -63,7 +65,7 @@ class NoteKinds:
             # The top-level folders are a vault's filing categories; folders below them
             # group by topic ("Projects/Atlas/"), which the query's words already reach.
             top = folder.partition("/")[0].casefold().strip()
-            if not top.startswith(".") and _WORD.fullmatch(top):
+            if top not in _ANY_NOTE and not top.startswith(".") and _WORD.fullmatch(top):
                 by_folder.setdefault(top, set()).add(path)
         limit = total * _MAX_SHARE
         self._by_stem: dict[str, AskedKind] = {}
