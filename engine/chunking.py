@@ -8,7 +8,11 @@ from functools import lru_cache
 
 from engine.records import Chunk, ParsedNote
 
-__all__ = ["chunk_note"]
+__all__ = ["CHUNKER_VERSION", "chunk_note"]
+
+# Bumped whenever the same settings would cut a note differently: an index whose chunks
+# were cut by another version is re-chunked on its next full scan.
+CHUNKER_VERSION = 2
 
 _TINY_WORDS = 20
 _NON_SPACE = re.compile(r"\S")
@@ -124,13 +128,14 @@ def chunk_note(note: ParsedNote, max_words: int = 180, overlap_words: int = 30) 
     max_words = max(1, max_words)
     overlap_words = max(0, min(overlap_words, max_words - 1))
 
-    # Tiny sections (a heading and a line) join the next one when the result still fits,
-    # labelled with the headings both share, so that no chunk is mostly heading noise.
+    # Tiny sections (a title, a heading and a line) join the next one, labelled with the
+    # headings both share, so that no chunk is mostly heading noise; a long section they
+    # join is then windowed from their start.
     merged: list[_Section] = []
     for sec in _sections(note, max_words):
         if merged:
             cur = merged[-1]
-            if cur.words < _TINY_WORDS and cur.words + sec.words <= max_words:
+            if cur.words < _TINY_WORDS:
                 cur.end = sec.end
                 cur.words += sec.words
                 cur.path = _common_prefix(cur.path, sec.path)

@@ -250,7 +250,7 @@ def results_to_json(results: SearchResults) -> dict[str, Any]:
     for hit in results.hits:
         channels: dict[str, Any] = {}
         for name, ev in hit.channels.items():
-            entry: dict[str, Any] = {"rank": ev.rank, "score": ev.score}
+            entry: dict[str, Any] = {"rank": ev.rank, "score": round(ev.score, 4)}
             if name == "fulltext":
                 entry["matched_terms"] = list(ev.matched_terms)
             elif name == "vectors":
@@ -354,7 +354,7 @@ def _search(args: argparse.Namespace) -> int:
                     detail = f" path={' → '.join(ev.graph_path)}" + (f" ({ev.graph_relation})" if ev.graph_relation else "")
                 if ev.chunk_id is not None:
                     detail += f" chunk={ev.chunk_id}"
-                out.write(f"      {name:<8} rank {ev.rank:<3} score {ev.score:<8}{detail}\n")
+                out.write(f"      {name:<8} rank {ev.rank:<3} score {round(ev.score, 4):<8}{detail}\n")
             out.write(f"      fused score {hit.score}\n")
     if not results.hits:
         out.write("no results\n")

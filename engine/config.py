@@ -74,10 +74,15 @@ class GraphConfig:
 
 @dataclass(frozen=True)
 class ChunkConfig:
-    """Chunk size in words, and overlap between consecutive chunks of a section."""
+    """Chunk size in words, and overlap between consecutive chunks of a section.
 
-    max_words: int = 180
-    overlap_words: int = 30
+    all-MiniLM-L6-v2 was trained on texts of at most 128 word pieces; 80 words and the
+    title line the embedder sees with them are a median 100-123 (docs/QUALITY.md,
+    change 23). A change here re-chunks every note on the next full scan.
+    """
+
+    max_words: int = 80
+    overlap_words: int = 16
 
 
 @dataclass(frozen=True)

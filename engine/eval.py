@@ -16,7 +16,7 @@ from engine.errors import ConfigError
 from engine.fusion import fuse
 from engine.query import parse_query
 from engine.records import CHANNEL_NAMES, ChannelEvidence, ChannelName, Hit, SearchResults
-from engine.search import fusion_factors, query_stems
+from engine.search import channel_depth, fusion_factors, query_stems
 
 if TYPE_CHECKING:
     from engine.api import Engine
@@ -258,8 +258,9 @@ def evaluate(
         on_query: called with each query's result (per-query output).
     """
     fusion = engine.config.fusion
-    # Single-channel searches must return the whole list fusion sees, plus room for floors.
-    channel_limit = max(limit, *fusion.depths.values()) + 10
+    # Single-channel searches return the whole list fusion sees, at the depth the hybrid
+    # search asks each channel for (the vector channel's approximate search depends on it).
+    channel_limit = channel_depth(limit, fusion, channels)
     per_query: list[QueryMetrics] = []
     latencies: list[float] = []
     skipped: list[str] = []

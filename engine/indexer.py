@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import logging
 import multiprocessing
 import os
 import threading
@@ -21,12 +22,14 @@ from engine.catalog import Catalog, embedding_text
 from engine.channels.fulltext import FulltextChannel
 from engine.channels.graph import GraphChannel
 from engine.channels.vectors import VectorChannel
-from engine.chunking import chunk_note
+from engine.chunking import CHUNKER_VERSION, chunk_note
 from engine.config import EngineConfig
 from engine.embedder import Embedder, embed_in_batches
 from engine.entities import extract_capitalized_words, extract_names, normalize
 from engine.records import Chunk, NoteInfo, Progress, ReindexReport, SkippedFile
 from engine.vault import LinkResolver, NoteUnreadable, VaultFile, parse_note, read_note, scan_vault
+
+log = logging.getLogger("cairn.indexer")
 
 ProgressFn = Callable[[Progress], None]
 _CATALOG_BATCH = 400
@@ -117,6 +120,12 @@ class Indexer:
 
         started = time.perf_counter()
         known = self._catalog.file_states()
+        layout = _chunk_layout(self._config)
+        if paths is None and known and not full and self._catalog.get_meta("chunking") != layout:
+            # The notes were cut into chunks with other settings (or by an older version):
+            # cut every note again. Texts that come out the same keep their embeddings.
+            log.info("chunking changed to %s (version, words/overlap): every note is re-chunked", layout)
+            full = True
         to_prepare: list[_Unparsed] = []
         touched: list[tuple[str, float, int]] = []
         seen: set[str] = set()
@@ -154,6 +163,8 @@ class Indexer:
         self._write_catalog(pending, touched, gone, work, replace_skipped=paths is None)
         if attachments is not None:
             self._catalog.set_meta("attachments", json.dumps(attachments))
+        if paths is None:
+            self._catalog.set_meta("chunking", layout)
         changed_paths = [p.info.path for p in pending]
         if changed_paths or gone:
             self._resolve_links(changed_paths, titles_changed=names_changed)
@@ -411,6 +422,11 @@ def _prepare(item: _Unparsed, max_words: int, overlap_words: int) -> _Pending:
         links=note.links,
         mentions=mentions,
     )
+
+
+def _chunk_layout(config: EngineConfig) -> str:
+    """How the catalog's chunks were cut (chunker version and settings), as stored in its meta table."""
+    return f"v{CHUNKER_VERSION} {config.chunking.max_words}/{config.chunking.overlap_words}"
 
 
 def _text_sha(text: str) -> str:

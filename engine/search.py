@@ -95,7 +95,7 @@ class Searcher:
                 total_ms=_ms(started),
             )
         fusion = self._config.fusion
-        depth = max(limit, *(fusion.depths.get(c, limit) for c in wanted))
+        depth = channel_depth(limit, fusion, wanted)
         futures: dict[ChannelName, tuple[Future[tuple[ChannelAnswer, float]], float]] = {}
         for name in wanted:
             channel = self._channels.get(name)
@@ -165,7 +165,7 @@ class Searcher:
                 if hit is not None:
                     evidence[name] = ChannelEvidence(
                         rank=hit.rank,
-                        score=round(hit.score, 4),
+                        score=hit.score,  # raw: eval re-fuses with it; front ends round
                         matched_terms=_content_first(hit.matched_terms),
                         chunk_id=hit.chunk_id,
                         graph_path=hit.graph_path,
@@ -253,6 +253,15 @@ def _stems_of(word: str, stem: Callable[[str], list[str]] | None) -> frozenset[s
     if stem is None:
         return frozenset((word,))
     return frozenset(stem(word))
+
+
+def channel_depth(limit: int, fusion: FusionConfig, channels: Collection[ChannelName]) -> int:
+    """How many hits each channel is asked for: enough for fusion's depths and for `limit`.
+
+    The vector channel's approximate search widens with this number, so eval's
+    single-channel searches ask for the same depth to see the same lists.
+    """
+    return max(limit, *(fusion.depths.get(c, limit) for c in channels))
 
 
 def query_stems(query: Query, stem: Callable[[str], list[str]] | None) -> list[str]:

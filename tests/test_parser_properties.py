@@ -237,3 +237,13 @@ def test_five_megabyte_note_chunks_fast() -> None:
     elapsed = time.process_time() - t0
     assert chunks and chunks[-1].char_end == len(note.body.rstrip())
     assert elapsed < 1.0  # typically ~0.15 s of CPU
+
+
+def test_a_title_line_joins_the_section_after_it_whatever_its_length() -> None:
+    long_section = " ".join(f"w{i}" for i in range(150))
+    note = parse_note("adr.md", f"# ADR-004: Sync with CRDTs\n\n## Context\n\n{long_section}\n")
+    chunks = chunk_note(note, 80, 16)
+    # No chunk is the title alone: it opens the first window of the section it heads.
+    assert chunks[0].text.startswith("# ADR-004: Sync with CRDTs\n\n## Context\n\nw0 w1")
+    assert all(len(c.text.split()) <= 80 for c in chunks)
+    assert chunks[0].heading_path == ("ADR-004: Sync with CRDTs",)
