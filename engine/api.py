@@ -285,6 +285,8 @@ class Engine:
                 self.repairs.append(f"vector index caught up with the catalog ({self._vectors.chunk_count()} chunks)")
             self._manifest.generations["vectors"] = generation
             changed = True
+        elif self._embedder is not None:
+            self._vectors.mark_backlog()
         if self._embedder is not None and self._manifest.model_id != self._embedder.model_id:
             self._manifest.model_id = self._embedder.model_id
             changed = True

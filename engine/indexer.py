@@ -197,8 +197,9 @@ class Indexer:
             embedded = self.embed_pending(report, paths=None if paths is None else changed_paths, edit=paths is not None)
             timings["embed"] = _since(started)
         started = time.perf_counter()
-        self._vectors.update(self._catalog, changed_paths, gone)
-        self._vectors.save()
+        if paths is None or changed_paths or gone:  # a save that changed nothing has no vectors to move
+            self._vectors.update(self._catalog, changed_paths, gone)
+            self._vectors.save()
         timings["vectors"] = _since(started)
 
         return ReindexReport(

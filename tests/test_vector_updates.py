@@ -71,3 +71,18 @@ def test_an_edited_chunk_is_found_even_where_the_graph_misses_it(sample_copy: Pa
         assert hits[0].path == "Glossary/CRDT.md" and hits[0].channels["vectors"].chunk_id == chunk.id
     with Engine.open(sample_copy, index_dir=index, embedder=HashEmbedder()) as eng:
         assert fresh <= set(eng._vectors._strays)  # kept across a reopen (vectors.strays.json)
+
+
+def test_reopening_an_index_with_a_backlog_knows_which_chunks_have_no_vector(tmp_path: Path) -> None:
+    """An edit after opening must look up only its own chunks, not the whole backlog."""
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    for i in range(5):
+        (vault / f"n{i}.md").write_text(f"# N{i}\n\nSome words about topic {i}.\n", "utf-8")
+    with Engine.open(vault, index_dir=tmp_path / "index", embedder=HashEmbedder()) as engine:
+        engine.reindex(embed=False)
+    with Engine.open(vault, index_dir=tmp_path / "index", embedder=HashEmbedder()) as engine:
+        chunk_ids = set(engine._catalog.chunk_owners())
+        assert chunk_ids and engine._vectors._uncached == chunk_ids
+        engine.embed_pending(paths=["n0.md"])
+        assert engine._vectors._uncached == chunk_ids - {c.id for c in engine._catalog.chunks_for("n0.md")}

@@ -131,6 +131,14 @@ class VectorChannel:
         with self._lock:
             self._owners = owners
 
+    def mark_backlog(self) -> None:
+        """Note that no chunk outside the index has a cached vector (the index is in step
+        with the catalog's embeddings): an edit then looks up only its own new chunks,
+        not the whole embedding backlog (tens of thousands of ids at 10k notes)."""
+        with self._lock:
+            present = self.indexed_ids()
+            self._uncached = {cid for cid in self._owners if cid not in present}
+
     def indexed_ids(self) -> set[int]:
         """Chunk ids present and not tombstoned."""
         with self._lock:
