@@ -311,21 +311,15 @@ class Catalog:
         """Every note's path."""
         return [str(p) for (p,) in self._conn().execute("SELECT path FROM notes ORDER BY path")]
 
-    def tagged_paths(self, marks: Collection[str]) -> set[str]:
-        """Notes with a tag whose last part is one of `marks` (any case): #person, #crm/contact."""
-        wanted = {m.casefold() for m in marks}
-        if not wanted:
-            return set()
-        # SQLite narrows to notes whose tags contain a mark at all (LIKE ignores ASCII
-        # case); Python checks the parts.
-        where = " OR ".join("tags LIKE ? ESCAPE '\\'" for _ in wanted)
-        patterns = tuple("%" + m.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%" for m in wanted)
+    def tags_mentioning(self, words: Collection[str]) -> list[tuple[str, tuple[str, ...]]]:
+        """(path, tags) of the notes whose tags contain any of `words` (ASCII case ignored):
+        a cheap first cut, in SQLite, for a test of the tags themselves."""
+        if not words:
+            return []
+        where = " OR ".join("tags LIKE ? ESCAPE '\\'" for _ in words)
+        patterns = tuple("%" + w.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%" for w in words)
         rows = self._conn().execute(f"SELECT path, tags FROM notes WHERE {where}", patterns)
-        return {
-            str(path)
-            for path, tags in rows
-            if any(t.lstrip("#").casefold().rsplit("/", 1)[-1] in wanted for t in json.loads(str(tags)))
-        }
+        return [(str(path), tuple(json.loads(str(tags)))) for path, tags in rows]
 
     def note_info(self, path: str) -> NoteInfo | None:
         """One note's metadata."""

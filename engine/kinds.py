@@ -11,7 +11,7 @@ that happens to use the same words.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 from engine.records import NO_KIND, AskedKind
 
@@ -32,9 +32,17 @@ _ANY_NOTE = frozenset({"note", "notes", "file", "files", "doc", "docs", "documen
 
 def is_person(path: str, tags: Iterable[str]) -> bool:
     """Whether the vault files this note as a person: a People/ folder or a #person tag."""
-    folders = path.casefold().split("/")[:-1]
-    marks = {t.lstrip("#").casefold().rsplit("/", 1)[-1] for t in tags}
-    return not PERSON_MARKS.isdisjoint(folders) or not PERSON_MARKS.isdisjoint(marks)
+    return _person_folder(path.rpartition("/")[0]) or _person_tagged(tags)
+
+
+def _person_folder(folder: str) -> bool:
+    """Whether a folder ("Team/People") files its notes as people."""
+    return not PERSON_MARKS.isdisjoint(folder.casefold().split("/"))
+
+
+def _person_tagged(tags: Iterable[str]) -> bool:
+    """Whether a tag files the note as a person: #person, #crm/contact."""
+    return any(t.lstrip("#").casefold().rsplit("/", 1)[-1] in PERSON_MARKS for t in tags)
 
 
 class NoteKinds:
@@ -43,13 +51,14 @@ class NoteKinds:
     def __init__(
         self,
         paths: Iterable[str],
-        person_tagged: Collection[str] = (),
+        tagged: Iterable[tuple[str, Sequence[str]]] = (),
         stem: Callable[[str], list[str]] | None = None,
     ) -> None:
-        """`person_tagged` are the notes a tag files as people (#person), wherever they sit."""
+        """`tagged` holds (path, tags) of the notes whose tags may file them as people; a
+        note in any folder can be tagged #person."""
         self._stem = stem
         by_folder: dict[str, set[str]] = {}
-        people: set[str] = set(person_tagged)
+        people: set[str] = {path for path, tags in tagged if _person_tagged(tags)}
         folder_is_person: dict[str, bool] = {}  # per folder, not per note: vaults have few folders
         total = 0
         for path in paths:
@@ -59,7 +68,7 @@ class NoteKinds:
                 continue
             person = folder_is_person.get(folder)
             if person is None:
-                person = folder_is_person[folder] = not PERSON_MARKS.isdisjoint(folder.casefold().split("/"))
+                person = folder_is_person[folder] = _person_folder(folder)
             if person:
                 people.add(path)
             # The top-level folders are a vault's filing categories; folders below them

@@ -223,7 +223,7 @@ class Searcher:
 
 
 def _note_kinds(catalog: Catalog, stem: Callable[[str], list[str]] | None) -> NoteKinds:
-    return NoteKinds(catalog.note_paths(), catalog.tagged_paths(PERSON_MARKS), stem)
+    return NoteKinds(catalog.note_paths(), catalog.tags_mentioning(PERSON_MARKS), stem)
 
 
 class _WordMatcher:

@@ -36,7 +36,7 @@ NOTES = [
 
 @pytest.fixture
 def kinds() -> NoteKinds:
-    return NoteKinds([path for path, _ in NOTES], [path for path, tags in NOTES if tags], analyze_text)
+    return NoteKinds([path for path, _ in NOTES], [(path, tags) for path, tags in NOTES if tags], analyze_text)
 
 
 @pytest.mark.parametrize(
@@ -95,8 +95,11 @@ def test_the_catalog_finds_notes_tagged_as_people(tmp_path: Path) -> None:
     with Engine.open(vault, index_dir=tmp_path / "index", embedder=None) as engine:
         engine.reindex(embed=False)
         catalog = engine._catalog
-        assert catalog.tagged_paths(PERSON_MARKS) == {"Ada.md", "Bo.md"}  # "personal" is no person
-        assert catalog.tagged_paths(()) == set()
+        tagged = catalog.tags_mentioning(PERSON_MARKS)
+        people = NoteKinds(catalog.note_paths(), tagged, analyze_text).asked_for("someone").notes
+        assert people == {"Ada.md", "Bo.md"}  # "personal" is no person
+        assert {path for path, _ in tagged} == {"Ada.md", "Bo.md", "Cy.md"}  # the cheap cut keeps Cy
+        assert catalog.tags_mentioning(()) == []
         assert sorted(catalog.note_paths()) == ["Ada.md", "Bo.md", "Cy.md", "Di.md"]
 
 
