@@ -20,8 +20,15 @@ __all__ = ["PERSON_MARKS", "NoteKinds", "is_person"]
 # Folders or tags that file a note as a person.
 PERSON_MARKS = frozenset({"people", "person", "persons", "contacts", "contact"})
 # Query words that ask for a person.
-_PERSON_WORDS = frozenset(
-    {"who", "whom", "whose", "someone", "somebody", "anyone", "anybody", *PERSON_MARKS}
+_PERSON_WORDS = frozenset({"someone", "somebody", "anyone", "anybody", *PERSON_MARKS})
+# "who" after a noun ("the engineer who cut …") is said of people; opening a question
+# ("Who built the sync protocol?") it asks for whoever acted, a person or an organisation.
+_WHO_WORDS = frozenset({"who", "whom", "whose"})
+_OPENERS = frozenset({"and", "but", "so", "or", "then"})
+# Folders that file organisations.
+_ORGANISATION_MARKS = frozenset(
+    {"companies", "company", "organizations", "organization", "organisations", "organisation"}
+    | {"orgs", "firms", "startups"}
 )
 _WORD = re.compile(r"[^\W\d_][\w'-]*")
 # A kind this large is most of the vault: naming it does not narrow anything.
@@ -83,6 +90,15 @@ class NoteKinds:
                 for key in self._stems(name):
                     self._by_stem.setdefault(key, AskedKind(name, frozenset(members)))
         self._people = AskedKind("people", frozenset(people)) if 0 < len(people) <= limit else NO_KIND
+        # Whoever acts: the people and the organisations (Companies/, Organizations/),
+        # each a kind of its own (the size limit holds for each, not for their union).
+        self._agents = self._people
+        organisations = [
+            members for name, members in by_folder.items() if name in _ORGANISATION_MARKS and len(members) <= limit
+        ]
+        if self._people.notes and organisations:
+            agents = self._people.notes.union(*organisations)
+            self._agents = AskedKind("people or organisations", frozenset(agents))
 
     def _stems(self, word: str) -> list[str]:
         return self._stem(word) if self._stem is not None else [word]
@@ -90,13 +106,21 @@ class NoteKinds:
     def asked_for(self, text: str) -> AskedKind:
         """The kind of note the query asks for: the first of its words that names one.
 
-        "who", "someone", "people" ask for the vault's people; a word that is a top-level
-        folder's name, singular or plural ("company" for Companies/), asks for that folder.
+        "someone", "people", and "who" said of a noun ("the engineer who …") ask for the
+        vault's people; "who" opening the question ("Who built …?") asks for people or
+        organisations; a word that is a top-level folder's name, singular or plural
+        ("company" for Companies/), asks for that folder.
         """
+        opening = True  # no word before this one but "and", "so", …
         for match in _WORD.finditer(text):
             word = match.group().casefold()
-            if word in _PERSON_WORDS and self._people.notes:
+            if word in _WHO_WORDS:
+                asked = self._agents if opening else self._people
+                if asked.notes:
+                    return asked
+            elif word in _PERSON_WORDS and self._people.notes:
                 return self._people
+            opening = opening and word in _OPENERS
             for key in self._stems(word):
                 found = self._by_stem.get(key)
                 if found is not None:

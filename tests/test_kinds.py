@@ -48,7 +48,10 @@ def kinds() -> NoteKinds:
         ("meeting notes about the launch", "meetings", {"Meetings/2026/Kickoff.md"}),
         # People: a People/ or Contacts/ folder or a #person tag, asked for by who/someone/people.
         ("Someone who speaks at small conferences", "people", {"People/Ada Park.md", "Contacts/Bo Li.md", "Inbox/Lin Wu.md"}),
-        ("who attended the kickoff meeting", "people", {"People/Ada Park.md", "Contacts/Bo Li.md", "Inbox/Lin Wu.md"}),
+        ("the engineer who cut pipeline runtime", "people", {"People/Ada Park.md", "Contacts/Bo Li.md", "Inbox/Lin Wu.md"}),
+        # "who" opening a question asks for whoever acted: a person or an organisation.
+        ("Who built that cross-chain messaging protocol?", "people or organisations", {"People/Ada Park.md", "Contacts/Bo Li.md", "Inbox/Lin Wu.md", "Companies/Delta.md", "Companies/Forge.md"}),
+        ("And who else advises Forge?", "people or organisations", {"People/Ada Park.md", "Contacts/Bo Li.md", "Inbox/Lin Wu.md", "Companies/Delta.md", "Companies/Forge.md"}),
         # The first word that names a kind decides: the meeting is what they attended.
         ("meetings who", "meetings", {"Meetings/2026/Kickoff.md"}),
     ],
@@ -71,6 +74,11 @@ def test_a_query_naming_a_kind_asks_for_its_notes(kinds: NoteKinds, query: str, 
 def test_queries_naming_no_kind(kinds: NoteKinds, query: str) -> None:
     asked = kinds.asked_for(query)
     assert asked.label == "" and not asked.notes
+
+
+def test_who_asks_for_people_when_the_vault_files_no_organisations() -> None:
+    kinds = NoteKinds(["People/Ada.md", "Projects/Atlas.md", "Notes/a.md", "Notes/b.md"], (), analyze_text)
+    assert kinds.asked_for("Who built the sync engine?").label == "people"
 
 
 def test_without_people_person_words_ask_for_nothing() -> None:
