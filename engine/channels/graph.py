@@ -791,17 +791,25 @@ class GraphChannel:
         relation_keys = frozenset(_context_keys(residual))
         totals: dict[int, float] = defaultdict(float)
         best: dict[int, _Reach] = {}
+        # A who-question's answers are people; a walk that passes through anything else (the
+        # company a meeting links to) reaches that thing's people, and steps back with it.
+        by_people = answers_are_neighbors and bool(people)
         for seed, seed_weight, hops in seeds:
             for v, reach in self._expand(cache, seed, contexts, relation_keys, hops).items():
                 if answers_are_neighbors and reach.hops == 0:
                     continue
-                totals[v] += seed_weight * reach.score
+                score = reach.score
+                if by_people:
+                    for via in reach.path[1:-1]:
+                        if vertices[via].path not in people:
+                            score *= _NOT_PERSON
+                totals[v] += seed_weight * score
                 if v not in best or reach.score > best[v].score:
                     best[v] = reach
         note_hits = [
             (v, score) for v, score in totals.items() if vertices[v].kind == "note" and score > 0
         ]
-        if answers_are_neighbors and people:
+        if by_people:
             # A who-question is answered by people: where the vault says which notes are
             # people (a People/ folder, a #person tag), other notes step back.
             note_hits = [
