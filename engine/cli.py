@@ -286,13 +286,17 @@ def results_to_json(results: SearchResults) -> dict[str, Any]:
             "expanded": list(results.expanded_entities),
         },
         "asked_kind": results.asked_kind.label or None,
+        "kind_hops": list(results.kind_hops),
         "ms": results.total_ms,
     }
 
 
 def _asked_kind(results: SearchResults) -> str:
     kind = results.asked_kind
-    return f"{kind.label} ({len(kind.notes)} notes; others rank lower)" if kind.label else "-"
+    if not kind.label:
+        return "-"
+    hops = f"; {len(results.kind_hops)} linked from the best keyword match" if results.kind_hops else ""
+    return f"{kind.label} ({len(kind.notes)} notes; others rank lower{hops})"
 
 
 def badges(hit: Any) -> list[str]:

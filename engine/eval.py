@@ -14,6 +14,7 @@ from engine.channels.fulltext import analyze_text
 from engine.channels.graph import answers_relation
 from engine.errors import ConfigError
 from engine.fusion import fuse
+from engine.kinds import with_hops
 from engine.query import parse_query
 from engine.records import CHANNEL_NAMES, ChannelEvidence, ChannelName, Hit, SearchResults
 from engine.search import channel_depth, fusion_factors, query_stems
@@ -281,6 +282,8 @@ def evaluate(
         for name in channels:
             alone[name] = engine.search(text, limit=channel_limit, channels=[name], as_you_type=False)
             lists[name] = _channel_list(alone[name], name)
+        if "graph" in lists and hybrid.kind_hops:  # the hop the hybrid took from full text's best hit
+            lists["graph"] = with_hops(lists["graph"], hybrid.kind_hops)
         graph_hits = alone["graph"].hits if "graph" in alone else ()
         graph_top = next(
             (
@@ -305,6 +308,7 @@ def evaluate(
             answer_notes=hybrid.answer_notes,
             term_weights=engine.term_weights,
             kind_notes=hybrid.asked_kind.notes,
+            hop_notes=hybrid.kind_hops,
         )
         refused = [
             path for path, _ in fuse(lists, fusion, floors, relational=relational, factors=factors)

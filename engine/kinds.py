@@ -11,11 +11,12 @@ that happens to use the same words.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections import Counter
+from collections.abc import Callable, Collection, Iterable, Sequence
 
 from engine.records import NO_KIND, AskedKind
 
-__all__ = ["PERSON_MARKS", "NoteKinds", "is_person"]
+__all__ = ["PERSON_MARKS", "NoteKinds", "is_person", "linked_of_kind", "with_hops"]
 
 # Folders or tags that file a note as a person.
 PERSON_MARKS = frozenset({"people", "person", "persons", "contacts", "contact"})
@@ -126,3 +127,23 @@ class NoteKinds:
                 if found is not None:
                     return found
         return NO_KIND
+
+
+def linked_of_kind(targets: Iterable[str], kind_notes: Collection[str]) -> tuple[str, ...]:
+    """The notes of the asked kind among a note's link targets: most linked first, then as written.
+
+    "The company whose CEO insists on founder-friendly terms": the words describe the
+    CEO, whose note is the best keyword match; the company asked for is the note of that
+    kind the CEO's note links to, one hop away.
+    """
+    counts = Counter(target for target in targets if target in kind_notes)  # in first-written order
+    written = {target: at for at, target in enumerate(counts)}
+    return tuple(sorted(counts, key=lambda target: (-counts[target], written[target])))
+
+
+def with_hops(ranking: Sequence[str], hops: Sequence[str]) -> list[str]:
+    """A graph ranking with the notes reached by a kind hop first (search and eval's re-fusion)."""
+    if not hops:
+        return list(ranking)
+    first = set(hops)
+    return [*hops, *(path for path in ranking if path not in first)]

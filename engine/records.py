@@ -176,6 +176,9 @@ class SearchResults:
     # The kind of note the query asks for ("people", "companies": engine/kinds.py), if any;
     # fusion counts other notes' votes `kind_factor` as much.
     asked_kind: AskedKind = field(default=NO_KIND, compare=False)
+    # The notes of the asked kind that the best keyword match (a note of another kind)
+    # links to; the graph ranks them first (engine/kinds.py, `linked_of_kind`).
+    kind_hops: tuple[str, ...] = field(default=(), compare=False)
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import replace
 from functools import lru_cache
 
 from engine.catalog import Catalog
@@ -14,12 +15,14 @@ from engine.config import EngineConfig, FusionConfig
 from engine.entities import STOP_WORDS, fold_accents, normalize
 from engine.evidence import build_snippet, choose_label
 from engine.fusion import fuse, term_coverage
-from engine.kinds import PERSON_MARKS, NoteKinds
+from engine.kinds import PERSON_MARKS, NoteKinds, linked_of_kind
 from engine.query import Query, parse_query
 from engine.records import (
     CHANNEL_NAMES,
     NO_KIND,
+    AskedKind,
     ChannelEvidence,
+    ChannelHit,
     ChannelName,
     ChannelStatus,
     Hit,
@@ -129,6 +132,10 @@ class Searcher:
         answer_notes = graph_answer.answer_notes if graph_answer is not None else frozenset()
         # A relation question the graph answers with people already weighs kinds its own way.
         kind = self._kinds.asked_for(query.text) if fusion.kind_factor < 1 and not answer_notes else NO_KIND
+        hops = self._kind_hops(answers, kind)
+        if graph_answer is not None and hops:
+            graph_answer = answers["graph"] = self._with_hop_hits(graph_answer, rankings["fulltext"][0], hops)
+            rankings["graph"] = [h.path for h in graph_answer.hits]
         fused = fuse(
             rankings,
             fusion,
@@ -148,6 +155,7 @@ class Searcher:
                 answer_notes=answer_notes,
                 term_weights=self._term_weights,
                 kind_notes=kind.notes,
+                hop_notes=hops,
             ),
         )
         by_channel = {
@@ -207,6 +215,39 @@ class Searcher:
             total_ms=_ms(started),
             answer_notes=answer_notes,
             asked_kind=kind,
+            kind_hops=hops,
+        )
+
+    def _kind_hops(self, answers: Mapping[ChannelName, ChannelAnswer], kind: AskedKind) -> tuple[str, ...]:
+        """The notes of the asked kind that the best keyword match links to, if it is of another kind.
+
+        Only the first full-text hit: following the next ones too (the top 3) reached more
+        wrong notes than right ones (docs/QUALITY.md, change 25). The graph carries the hop.
+        """
+        fulltext, graph = answers.get("fulltext"), answers.get("graph")
+        if not kind.notes or fulltext is None or not fulltext.hits or graph is None:
+            return ()
+        best = fulltext.hits[0].path
+        if best in kind.notes:
+            return ()
+        return linked_of_kind((target for _, target, _, _ in self._catalog.resolved_links_of([best])), kind.notes)
+
+    def _with_hop_hits(self, graph: ChannelAnswer, source: str, hops: Sequence[str]) -> ChannelAnswer:
+        """The graph's answer with the kind hop's notes ranked first, each one link from `source`."""
+        title = self._titles.title_of
+        reached = [
+            ChannelHit(
+                path=path,
+                score=self._config.graph.hop_decay,  # one hop from a note that is not a seed
+                graph_path=(title.get(source, source), title.get(path, path)),
+                graph_relation="links to",
+            )
+            for path in hops
+        ]
+        hop_set = set(hops)
+        merged = [*reached, *(hit for hit in graph.hits if hit.path not in hop_set)]
+        return replace(
+            graph, hits=tuple(replace(hit, rank=rank) for rank, hit in enumerate(merged, start=1))
         )
 
     def _floors(self, query: Query) -> tuple[list[str], list[str]]:
@@ -285,11 +326,14 @@ def fusion_factors(
     answer_notes: Collection[str],
     term_weights: Callable[[Sequence[str]], dict[str, float]] | None,
     kind_notes: Collection[str] = (),
+    hop_notes: Collection[str] = (),
 ) -> dict[str, dict[str, float]]:
     """Every channel's per-hit fusion factors; the search and eval's re-fusion both call this.
 
     `kind_notes` are the notes of the kind the query asks for (`NoteKinds.asked_for`):
-    every channel's vote for any other note counts `kind_factor` as much.
+    every channel's vote for any other note counts `kind_factor` as much. `hop_notes`
+    are the notes of that kind the best keyword match links to (`kinds.linked_of_kind`):
+    the graph's vote for them counts in full.
     """
     weights = term_weights(stems) if term_weights is not None and fusion.idf_coverage else None
     factors = {
@@ -297,6 +341,8 @@ def fusion_factors(
         **vector_factors(vector_hits, fusion),
         **graph_factors(text, recognized, graph_hits, rankings, fusion, answer_notes),
     }
+    if hop_notes:
+        factors.setdefault("graph", {}).update(dict.fromkeys(hop_notes, 1.0))
     if kind_notes and fusion.kind_factor < 1:
         for name, ranked in rankings.items():
             scale = factors.setdefault(name, {})

@@ -10,7 +10,7 @@ from engine.api import Engine
 from engine.channels.fulltext import analyze_text
 from engine.config import EngineConfig, FusionConfig
 from engine.embedder import HashEmbedder
-from engine.kinds import PERSON_MARKS, NoteKinds, is_person
+from engine.kinds import PERSON_MARKS, NoteKinds, is_person, linked_of_kind, with_hops
 from engine.search import fusion_factors
 
 NOTES = [
@@ -169,3 +169,70 @@ def test_the_explanation_says_which_kind_was_asked_for(tmp_path: Path) -> None:
         engine.reindex(embed=False)
         assert results_to_json(engine.search("someone who reviews deals", as_you_type=False))["asked_kind"] == "people"
         assert results_to_json(engine.search("biotech deals", as_you_type=False))["asked_kind"] is None
+
+
+def test_linked_of_kind_keeps_the_asked_kind_most_linked_first() -> None:
+    companies = {"Companies/Forge.md", "Companies/Delta.md", "Companies/Orbit.md"}
+    targets = ["People/Bo.md", "Companies/Delta.md", "Companies/Forge.md", "Companies/Forge.md", "Companies/Orbit.md"]
+    assert linked_of_kind(targets, companies) == ("Companies/Forge.md", "Companies/Delta.md", "Companies/Orbit.md")
+    assert linked_of_kind(["People/Bo.md"], companies) == ()
+    assert with_hops(["a", "b", "c"], ["c", "x"]) == ["c", "x", "a", "b"]
+    assert with_hops(["a", "b"], []) == ["a", "b"]
+
+
+def _ceo_vault(tmp_path: Path) -> Path:
+    vault = tmp_path / "vault"
+    for folder in ("Companies", "People", "Meetings"):
+        (vault / folder).mkdir(parents=True)
+    (vault / "People" / "Adam Lee.md").write_text(
+        "# Adam Lee\n\nAdam Lee is the CEO of [[Forge]]. He insists on founder-friendly terms "
+        "with minimal board seats in every round. He also advised [[Orbit]] once.\n\n"
+        "[[Forge]] builds messaging protocols.\n",
+        "utf-8",
+    )
+    (vault / "Companies" / "Forge.md").write_text("# Forge\n\nForge builds cross-chain messaging.\n", "utf-8")
+    (vault / "Companies" / "Orbit.md").write_text("# Orbit\n\nOrbit makes satellites.\n", "utf-8")
+    (vault / "Companies" / "Lumen.md").write_text("# Lumen\n\nLumen sells lamps to hotels.\n", "utf-8")
+    (vault / "Meetings" / "Board day.md").write_text("# Board day\n\nBoard seats were discussed.\n", "utf-8")
+    for name in ("Bo Li", "Cy Ng"):
+        (vault / "People" / f"{name}.md").write_text(f"# {name}\n\nAn engineer.\n", "utf-8")
+    return vault
+
+
+def test_a_kind_is_reached_through_the_best_keyword_match_of_another_kind(tmp_path: Path) -> None:
+    """"The company whose CEO …": the words describe the CEO; the company is one link away."""
+    from engine.cli import results_to_json
+
+    with Engine.open(_ceo_vault(tmp_path), index_dir=tmp_path / "index", embedder=None) as engine:
+        engine.reindex(embed=False)
+        query = "the company whose CEO insists on founder-friendly terms"
+        assert engine.search(query, channels=["fulltext"], as_you_type=False).hits[0].path == "People/Adam Lee.md"
+        results = engine.search(query, as_you_type=False)
+        assert results.asked_kind.label == "companies"
+        # Forge first: linked twice from Adam Lee's note, Orbit once; Lumen is not linked.
+        assert results.kind_hops == ("Companies/Forge.md", "Companies/Orbit.md")
+        first = results.hits[0]
+        assert first.path == "Companies/Forge.md"
+        graph = first.channels["graph"]
+        assert (graph.rank, graph.graph_path, graph.graph_relation) == (1, ("Adam Lee", "Forge"), "links to")
+        payload = results_to_json(results)
+        assert payload["kind_hops"] == ["Companies/Forge.md", "Companies/Orbit.md"]
+        # A best keyword match of the asked kind needs no hop.
+        assert engine.search("companies making satellites", as_you_type=False).kind_hops == ()
+        # Without the graph there is nothing to carry the hop.
+        assert engine.search(query, channels=["fulltext"], as_you_type=False).kind_hops == ()
+
+
+def test_eval_refuses_a_kind_hop_as_the_search_fused_it(tmp_path: Path) -> None:
+    from engine.eval import evaluate
+
+    with Engine.open(_ceo_vault(tmp_path), index_dir=tmp_path / "index", embedder=None) as engine:
+        engine.reindex(embed=False)
+        report = evaluate(
+            engine,
+            [("q1", "the company whose CEO insists on founder-friendly terms")],
+            {"q1": {"Companies/Forge.md": 1}},
+            channels=("fulltext", "graph"),
+        )
+        assert report.refusion_mismatches == 0
+        assert report.hybrid["MRR"] == 1.0
