@@ -9,6 +9,7 @@ import time
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -385,6 +386,18 @@ class Catalog:
         )
         return [_stored_chunk(row) for row in rows]
 
+    def chunks_of_notes(self, paths: Iterable[str]) -> dict[str, list[StoredChunk]]:
+        """Several notes' chunks in order, in one query: a page of results' snippets."""
+        sql = (
+            "SELECT c.id, n.path, c.ordinal, c.text, c.heading_path, c.char_start, c.char_end,"
+            " c.line_start, c.line_end, c.text_sha FROM chunks c JOIN notes n ON n.id=c.note_id WHERE 1"
+        )
+        out: dict[str, list[StoredChunk]] = {}
+        for row in self._rows_of(sql, paths, "n.path, c.ordinal"):
+            chunk = _stored_chunk(row)
+            out.setdefault(chunk.path, []).append(chunk)
+        return out
+
     def chunk(self, chunk_id: int) -> StoredChunk | None:
         """One chunk by id."""
         row = self._conn().execute(
@@ -616,6 +629,12 @@ def _note_info(row: tuple[object, ...]) -> NoteInfo:
     )
 
 
+@lru_cache(maxsize=4096)
+def _heading_path(stored: str) -> tuple[str, ...]:
+    """A chunk's stored heading path (JSON); a note's chunks share a few of them."""
+    return tuple(json.loads(stored))
+
+
 def _stored_chunk(row: tuple[object, ...]) -> StoredChunk:
     cid, path, ordinal, text, heading_path, cs, ce, ls, le, sha = row
     return StoredChunk(
@@ -624,7 +643,7 @@ def _stored_chunk(row: tuple[object, ...]) -> StoredChunk:
         chunk=Chunk(
             ordinal=int(ordinal),  # type: ignore[call-overload]
             text=str(text),
-            heading_path=tuple(json.loads(str(heading_path))),
+            heading_path=_heading_path(str(heading_path)),
             char_start=int(cs),  # type: ignore[call-overload]
             char_end=int(ce),  # type: ignore[call-overload]
             line_start=int(ls),  # type: ignore[call-overload]

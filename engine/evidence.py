@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
+from functools import lru_cache
 
 from engine.catalog import StoredChunk
 from engine.config import FusionConfig
@@ -70,7 +71,7 @@ def build_snippet(
     best = preferred or chunks[0]
     best_key = (0, 0, 0)
     for stored in scanned:
-        lowered = stored.chunk.text.lower()
+        lowered = _lowered(stored.chunk.text)
         distinct = sum(1 for term in hint_terms if term in lowered)
         if not distinct:
             continue
@@ -102,21 +103,35 @@ def _shown(match: re.Match[str]) -> str:
     return fragment or target
 
 
+# Typing repeats the same notes keystroke after keystroke: their chunks' lowercased text
+# and words are kept (keyed by the text, so an edited chunk is a new entry).
+@lru_cache(maxsize=8192)
+def _lowered(text: str) -> str:
+    return text.lower()
+
+
+@lru_cache(maxsize=4096)
+def _words(text: str) -> tuple[str, tuple[tuple[int, int, str], ...]]:
+    """A chunk as a reader sees it, and its words with their spans in that text."""
+    shown = readable(text)
+    return shown, tuple((m.start(), m.end(), m.group(0)) for m in _WORD.finditer(shown))
+
+
 def _window(stored: StoredChunk, matches: Callable[[str], bool]) -> Snippet:
-    text = readable(stored.chunk.text)
+    text, words = _words(stored.chunk.text)
     spans: list[tuple[int, int]] = []
     start, end = 0, len(text)
-    for m in _WORD.finditer(text):
-        if m.start() >= end:
+    for word_start, word_end, word in words:
+        if word_start >= end:
             break  # past the window: nothing more to show
-        if not matches(m.group(0)):
+        if not matches(word):
             continue
         if not spans:
             # The window starts a little before the first match and is SNIPPET_CHARS long.
-            if m.start() > SNIPPET_CHARS // 3:
-                start = _word_start(text, m.start() - SNIPPET_CHARS // 4)
+            if word_start > SNIPPET_CHARS // 3:
+                start = _word_start(text, word_start - SNIPPET_CHARS // 4)
             end = min(len(text), start + SNIPPET_CHARS)
-        spans.append((m.start(), m.end()))
+        spans.append((word_start, word_end))
     end = min(len(text), start + SNIPPET_CHARS)
     if end < len(text):
         cut = text.rfind(" ", start, end)

@@ -166,7 +166,9 @@ class Searcher:
         hint_terms = [s for s in content if len(s) >= 3] or [s for s in content if len(s) >= 2]
         matcher = self._matcher(query, content)
         hits: list[Hit] = []
-        for path, score in fused[:limit]:
+        page = fused[:limit]
+        chunks_of = self._catalog.chunks_of_notes([path for path, _ in page])
+        for path, score in page:
             evidence: dict[ChannelName, ChannelEvidence] = {}
             for name in CHANNEL_NAMES:
                 hit = by_channel.get(name, {}).get(path)
@@ -191,7 +193,7 @@ class Searcher:
             )
             vector = evidence.get("vectors")
             snippet = build_snippet(
-                self._catalog.chunks_for(path),
+                chunks_of.get(path, []),
                 matches=matcher,
                 hint_terms=hint_terms,
                 preferred_chunk_id=vector.chunk_id if vector else None,

@@ -194,3 +194,12 @@ def test_save_note_is_atomic_and_detects_conflicts(sample_copy: Path, tmp_path: 
         assert not (sample_copy.parent / "outside.md").exists()
     finally:
         engine.close()
+
+
+def test_a_page_of_notes_chunks_comes_in_one_query_as_each_note_alone(indexed_sample: Engine) -> None:
+    catalog = indexed_sample._catalog
+    paths = [path for path, _ in indexed_sample.notes()][:25]
+    together = catalog.chunks_of_notes([*paths, "No such note.md"])
+    assert set(together) == {path for path in paths if catalog.chunks_for(path)}
+    for path in paths:
+        assert together.get(path, []) == catalog.chunks_for(path)
