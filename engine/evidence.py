@@ -104,13 +104,14 @@ def _shown(match: re.Match[str]) -> str:
 
 
 # Typing repeats the same notes keystroke after keystroke: their chunks' lowercased text
-# and words are kept (keyed by the text, so an edited chunk is a new entry).
-@lru_cache(maxsize=8192)
+# and words are kept (keyed by the text, so an edited chunk is a new entry). The words of
+# a chunk take ~10 KB: 1,024 of them are a few pages of results.
+@lru_cache(maxsize=4096)
 def _lowered(text: str) -> str:
     return text.lower()
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=1024)
 def _words(text: str) -> tuple[str, tuple[tuple[int, int, str], ...]]:
     """A chunk as a reader sees it, and its words with their spans in that text."""
     shown = readable(text)
