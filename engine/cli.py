@@ -291,12 +291,19 @@ def results_to_json(results: SearchResults) -> dict[str, Any]:
     }
 
 
-def _asked_kind(results: SearchResults) -> str:
+def asked_kind_text(results: SearchResults, *, count: bool = False) -> str:
+    """The kind a query asks for, for explain views ("" if none).
+
+    "people (others rank lower; 3 linked from the best keyword match)"
+    """
     kind = results.asked_kind
     if not kind.label:
-        return "-"
-    hops = f"; {len(results.kind_hops)} linked from the best keyword match" if results.kind_hops else ""
-    return f"{kind.label} ({len(kind.notes)} notes; others rank lower{hops})"
+        return ""
+    parts = [f"{len(kind.notes)} notes"] if count else []
+    parts.append("others rank lower")
+    if results.kind_hops:
+        parts.append(f"{len(results.kind_hops)} linked from the best keyword match")
+    return f"{kind.label} ({'; '.join(parts)})"
 
 
 def badges(hit: Any) -> list[str]:
@@ -373,7 +380,7 @@ def _search(args: argparse.Namespace) -> int:
         )
         out.write(f"entities recognized: {', '.join(results.recognized_entities) or '-'}\n")
         out.write(f"entities expanded:   {', '.join(results.expanded_entities) or '-'}\n")
-        out.write(f"asks for:            {_asked_kind(results)}\n")
+        out.write(f"asks for:            {asked_kind_text(results, count=True) or '-'}\n")
     for name, st in results.channels.items():
         if st.status != "ok" and not args.explain:
             print(f"note: {name} channel {st.status}: {st.message}", file=sys.stderr)

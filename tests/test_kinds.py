@@ -201,7 +201,7 @@ def _ceo_vault(tmp_path: Path) -> Path:
 
 def test_a_kind_is_reached_through_the_best_keyword_match_of_another_kind(tmp_path: Path) -> None:
     """"The company whose CEO …": the words describe the CEO; the company is one link away."""
-    from engine.cli import results_to_json
+    from engine.cli import asked_kind_text, results_to_json
 
     with Engine.open(_ceo_vault(tmp_path), index_dir=tmp_path / "index", embedder=None) as engine:
         engine.reindex(embed=False)
@@ -217,6 +217,7 @@ def test_a_kind_is_reached_through_the_best_keyword_match_of_another_kind(tmp_pa
         assert (graph.rank, graph.graph_path, graph.graph_relation) == (1, ("Adam Lee", "Forge"), "links to")
         payload = results_to_json(results)
         assert payload["kind_hops"] == ["Companies/Forge.md", "Companies/Orbit.md"]
+        assert asked_kind_text(results) == "companies (others rank lower; 2 linked from the best keyword match)"
         # A best keyword match of the asked kind needs no hop.
         assert engine.search("companies making satellites", as_you_type=False).kind_hops == ()
         # Without the graph there is nothing to carry the hop.

@@ -6,7 +6,7 @@ import posixpath
 
 from textual.content import Content
 
-from engine.cli import badges
+from engine.cli import asked_kind_text, badges
 from engine.records import ChannelName, Hit, SearchResults
 
 CHANNEL_STYLE: dict[str, str] = {
@@ -119,5 +119,5 @@ def explain_content(hit: Hit | None, results: SearchResults, show_timings: bool)
     more = len(results.expanded_entities) - 12
     lines.append(Content.assemble(("expanded ", "bold"), (expanded or "-") + (f" (+{more} more)" if more > 0 else "")))
     if results.asked_kind.label:
-        lines.append(Content.assemble(("asks for ", "bold"), f"{results.asked_kind.label} (others rank lower)"))
+        lines.append(Content.assemble(("asks for ", "bold"), asked_kind_text(results)))
     return Content("\n").join(lines)

@@ -10,7 +10,7 @@ from string import Template
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
-from engine.cli import badges
+from engine.cli import asked_kind_text, badges
 from ui.web.render import note_url
 
 if TYPE_CHECKING:
@@ -93,7 +93,7 @@ def _explain_summary(results: SearchResults) -> str:
         f"<p>{channels} · total {results.total_ms:.1f} ms</p>"
         f"<p>entities recognized: {e(recognized)}</p>"
         f"<p>entities expanded: {e(expanded)}</p>"
-        + (f"<p>asks for: {e(results.asked_kind.label)} (others rank lower)</p>" if results.asked_kind.label else "")
+        + (f"<p>asks for: {e(asked_kind_text(results))}</p>" if results.asked_kind.label else "")
         + "</div>"
     )
 
