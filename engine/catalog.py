@@ -378,34 +378,19 @@ class Catalog:
     # -- chunks -----------------------------------------------------------------
     def chunks_for(self, path: str) -> list[StoredChunk]:
         """A note's chunks in order."""
-        rows = self._conn().execute(
-            "SELECT c.id, n.path, c.ordinal, c.text, c.heading_path, c.char_start, c.char_end,"
-            " c.line_start, c.line_end, c.text_sha FROM chunks c JOIN notes n ON n.id=c.note_id"
-            " WHERE n.path=? ORDER BY c.ordinal",
-            (path,),
-        )
-        return [_stored_chunk(row) for row in rows]
+        return self.chunks_of_notes([path]).get(path, [])
 
     def chunks_of_notes(self, paths: Iterable[str]) -> dict[str, list[StoredChunk]]:
         """Several notes' chunks in order, in one query: a page of results' snippets."""
-        sql = (
-            "SELECT c.id, n.path, c.ordinal, c.text, c.heading_path, c.char_start, c.char_end,"
-            " c.line_start, c.line_end, c.text_sha FROM chunks c JOIN notes n ON n.id=c.note_id WHERE 1"
-        )
         out: dict[str, list[StoredChunk]] = {}
-        for row in self._rows_of(sql, paths, "n.path, c.ordinal"):
+        for row in self._rows_of(f"{_CHUNK_SELECT} WHERE 1", paths, "n.path, c.ordinal"):
             chunk = _stored_chunk(row)
             out.setdefault(chunk.path, []).append(chunk)
         return out
 
     def chunk(self, chunk_id: int) -> StoredChunk | None:
         """One chunk by id."""
-        row = self._conn().execute(
-            "SELECT c.id, n.path, c.ordinal, c.text, c.heading_path, c.char_start, c.char_end,"
-            " c.line_start, c.line_end, c.text_sha FROM chunks c JOIN notes n ON n.id=c.note_id"
-            " WHERE c.id=?",
-            (chunk_id,),
-        ).fetchone()
+        row = self._conn().execute(f"{_CHUNK_SELECT} WHERE c.id=?", (chunk_id,)).fetchone()
         return None if row is None else _stored_chunk(row)
 
     def chunk_owners(self) -> dict[int, str]:
@@ -627,6 +612,13 @@ def _note_info(row: tuple[object, ...]) -> NoteInfo:
         headings=tuple(Heading(int(lv), str(tx), int(ln)) for lv, tx, ln in json.loads(str(headings))),
         warnings=tuple(json.loads(str(warnings))),
     )
+
+
+# The columns `_stored_chunk` reads, with the note's path.
+_CHUNK_SELECT = (
+    "SELECT c.id, n.path, c.ordinal, c.text, c.heading_path, c.char_start, c.char_end,"
+    " c.line_start, c.line_end, c.text_sha FROM chunks c JOIN notes n ON n.id=c.note_id"
+)
 
 
 @lru_cache(maxsize=4096)

@@ -15,7 +15,7 @@ from engine.config import EngineConfig, FusionConfig
 from engine.entities import STOP_WORDS, fold_accents, normalize
 from engine.evidence import build_snippet, choose_label
 from engine.fusion import fuse, term_coverage
-from engine.kinds import PERSON_MARKS, NoteKinds, linked_of_kind
+from engine.kinds import PERSON_MARKS, NoteKinds, linked_of_kind, with_hops
 from engine.query import Query, parse_query
 from engine.records import (
     CHANNEL_NAMES,
@@ -132,9 +132,9 @@ class Searcher:
         answer_notes = graph_answer.answer_notes if graph_answer is not None else frozenset()
         # A relation question the graph answers with people already weighs kinds its own way.
         kind = self._kinds.asked_for(query.text) if fusion.kind_factor < 1 and not answer_notes else NO_KIND
-        hops = self._kind_hops(answers, kind)
+        hop_source, hops = self._kind_hop(answers, kind)
         if graph_answer is not None and hops:
-            graph_answer = answers["graph"] = self._with_hop_hits(graph_answer, rankings["fulltext"][0], hops)
+            graph_answer = answers["graph"] = self._with_hop_hits(graph_answer, hop_source, hops)
             rankings["graph"] = [h.path for h in graph_answer.hits]
         fused = fuse(
             rankings,
@@ -220,36 +220,42 @@ class Searcher:
             kind_hops=hops,
         )
 
-    def _kind_hops(self, answers: Mapping[ChannelName, ChannelAnswer], kind: AskedKind) -> tuple[str, ...]:
-        """The notes of the asked kind that the best keyword match links to, if it is of another kind.
+    def _kind_hop(
+        self, answers: Mapping[ChannelName, ChannelAnswer], kind: AskedKind
+    ) -> tuple[str, tuple[str, ...]]:
+        """The best keyword match and the notes of the asked kind it links to, if it is of another kind.
 
         Only the first full-text hit: following the next ones too (the top 3) reached more
-        wrong notes than right ones (docs/QUALITY.md, change 25). The graph carries the hop.
+        wrong notes than right ones (docs/QUALITY.md, change 26). The graph carries the hop.
         """
         fulltext, graph = answers.get("fulltext"), answers.get("graph")
         if not kind.notes or fulltext is None or not fulltext.hits or graph is None:
-            return ()
+            return "", ()
         best = fulltext.hits[0].path
         if best in kind.notes:
-            return ()
-        return linked_of_kind((target for _, target, _, _ in self._catalog.resolved_links_of([best])), kind.notes)
+            return best, ()
+        links = (target for _, target, _, _ in self._catalog.resolved_links_of([best]))
+        return best, linked_of_kind(links, kind.notes)
 
     def _with_hop_hits(self, graph: ChannelAnswer, source: str, hops: Sequence[str]) -> ChannelAnswer:
         """The graph's answer with the kind hop's notes ranked first, each one link from `source`."""
         title = self._titles.title_of
-        reached = [
-            ChannelHit(
-                path=path,
-                score=self._config.graph.hop_decay,  # one hop from a note that is not a seed
-                graph_path=(title.get(source, source), title.get(path, path)),
-                graph_relation="links to",
+        by_path = {hit.path: hit for hit in graph.hits}
+        by_path.update(
+            (
+                path,
+                ChannelHit(
+                    path=path,
+                    score=self._config.graph.hop_decay,  # one hop from a note that is not a seed
+                    graph_path=(title.get(source, source), title.get(path, path)),
+                    graph_relation="links to",
+                ),
             )
             for path in hops
-        ]
-        hop_set = set(hops)
-        merged = [*reached, *(hit for hit in graph.hits if hit.path not in hop_set)]
+        )
+        ranked = with_hops([hit.path for hit in graph.hits], hops)
         return replace(
-            graph, hits=tuple(replace(hit, rank=rank) for rank, hit in enumerate(merged, start=1))
+            graph, hits=tuple(replace(by_path[path], rank=rank) for rank, path in enumerate(ranked, start=1))
         )
 
     def _floors(self, query: Query) -> tuple[list[str], list[str]]:
