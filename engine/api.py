@@ -7,13 +7,16 @@ import dataclasses
 import gc
 import logging
 import os
+import posixpath
 import re
 import shutil
+import sqlite3
 import threading
 import time
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from pathlib import Path
 
+from engine import notes
 from engine.catalog import Catalog
 from engine.channels.base import Channel
 from engine.channels.fulltext import FulltextChannel
@@ -22,10 +25,13 @@ from engine.channels.vectors import VectorChannel
 from engine.config import EngineConfig
 from engine.embedder import Embedder, load_default_embedder
 from engine.errors import (
+    CairnError,
     IndexCorrupt,
     IndexLocked,
     ModelUnavailable,
+    NoteExists,
     NoteNotFound,
+    NoteNotSaved,
     SaveConflict,
     UnsafePath,
     VaultNotFound,
@@ -36,11 +42,17 @@ from engine.records import (
     ChannelName,
     ChannelStatus,
     IndexStatus,
+    LinkingNote,
+    LinkUpdate,
     Neighbor,
+    NoteText,
     NoteView,
     ReindexReport,
+    RenameResult,
+    SaveResult,
     SearchResults,
     SkippedFile,
+    TextFormat,
 )
 from engine.search import Searcher
 from engine.storage import (
@@ -51,6 +63,7 @@ from engine.storage import (
     resolve_index_dir,
     salvage_embeddings,
 )
+from engine.vault import DecodedNote, NoteUnreadable, decode_note
 
 log = logging.getLogger("cairn.engine")
 
@@ -88,6 +101,8 @@ class Engine:
         # makes them; while another process writes, this one just reads.
         self._can_repair = self._lock.try_acquire()
         try:
+            if self._can_repair:
+                notes.remove_stale_temps(notes.stale_temps_in(self._temp_dir))
             self._open_indexes()
             self._start(vault, config, embedder)
         finally:
@@ -529,7 +544,10 @@ class Engine:
         """
         if not path or path.startswith(("/", "\\")) or "\x00" in path:
             raise UnsafePath(f"not a vault path: {path!r}")
-        candidate = (self.vault / path).resolve()
+        try:
+            candidate = (self.vault / path).resolve()
+        except (RuntimeError, OSError) as exc:  # a symlink loop, a name too long …
+            raise UnsafePath(f"{path!r} cannot be resolved: {exc}") from exc
         if not candidate.is_relative_to(self.vault):
             raise UnsafePath(f"{path!r} points outside the vault")
         return candidate
@@ -545,9 +563,9 @@ class Engine:
             raise NoteNotFound(path)
         body = self._catalog.note_body(path)
         try:
-            text = self.resolve_path(path).read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            text = body[0] if body else ""
+            text = self.read_note(path).text
+        except (CairnError, OSError):
+            text = "\n" * (body[1] if body else 0) + (body[0] if body else "")
         links = tuple((row.link, row.resolved) for row in self._catalog.links_from(path))
         return NoteView(info=info, text=text, body_line_offset=body[1] if body else 0, links=links)
 
@@ -623,30 +641,205 @@ class Engine:
         """The note's strongest entity-graph neighbors."""
         return self._graph.neighbors(path, limit)
 
-    def save_note(self, path: str, text: str, *, expected_sha: str | None = None) -> ReindexReport:
-        """Write a note atomically (temp file, fsync, rename; mode kept) and reindex it.
+    # -- note files (engine/notes.py does the writing) --------------------------------
+    def read_note(self, path: str) -> NoteText:
+        """A note's text for editing: LF newlines, decoded as the indexer reads it, with its sha.
 
-        Args:
-            path: vault-relative path (created if missing).
-            text: the full new content.
-            expected_sha: sha256 of the bytes the editor loaded; a mismatch means
-                the file changed on disk since, and nothing is written.
+        A path with no file yet reads as an empty note whose sha is None.
 
         Raises:
-            SaveConflict: the file changed on disk since it was loaded.
             UnsafePath: the path is outside the vault.
+            NoteNotSaved: the file cannot be edited as text (binary, too large, unreadable).
         """
-        from engine.notes_io import atomic_write, file_sha
+        return notes.read_text(path, self.resolve_path(path), self.config.max_file_bytes)
 
-        target = self.resolve_path(path)
-        if expected_sha is not None and file_sha(target) != expected_sha:
-            raise SaveConflict(f"{path} changed on disk since it was opened")
-        atomic_write(target, text)
+    def save_note(self, path: str, text: str, *, expected_sha: str | None, as_utf8: bool = False) -> SaveResult:
+        """Write a note atomically, keeping its encoding and line endings, then reindex it.
+
+        Args:
+            path: vault-relative path of a `.md` note.
+            text: the full new content (any line endings; each unchanged line keeps its own).
+            expected_sha: the sha of the bytes the editor loaded (`NoteText.sha`), or
+                None to create a note that must not exist yet. Compared and replaced
+                under one lock shared by every process that saves through Cairn.
+            as_utf8: store the note as UTF-8 from now on (when its own encoding
+                cannot hold the new text).
+
+        Returns:
+            The new sha and whether the index took the note in (with warnings when
+            not: another process holds the index, the note is too large, the index's
+            disk is full …). The note is saved either way.
+
+        Raises:
+            SaveConflict: the file changed on disk since it was loaded (or exists, for a create).
+            NoteNotSaved: nothing was written (full disk, read-only vault, encoding …).
+            UnsafePath: the path is outside the vault or not a Markdown note.
+        """
+        target = self._note_target(path)
+        with notes.save_lock(target, create_folder=expected_sha is None):
+            current = _current_bytes(target)
+            current_sha = notes.content_sha(current) if current is not None else None
+            if current_sha != expected_sha:
+                if expected_sha is None:
+                    raise SaveConflict(f"{path} already exists", current_sha)
+                what = "was deleted" if current is None else "changed on disk"
+                raise SaveConflict(f"{path} {what} since it was opened", current_sha)
+            stored = _decoded(path, current)
+            fmt = stored.format if stored else TextFormat()
+            if as_utf8:
+                fmt = dataclasses.replace(fmt, codec="utf-8", bom=b"")
+            payload = notes.encode_text(text, fmt, stored.original if stored else None)
+            if payload != current:
+                notes.write_bytes(target, payload, temp_dir=self._temp_dir)
+        return self._indexed(path, notes.content_sha(payload))
+
+    def create_note(self, folder: str, title: str, text: str | None = None) -> SaveResult:
+        """Create a note named `title` in `folder` (a title with '/' is a vault path).
+
+        The file name is the title with the characters Obsidian refuses replaced, cut to
+        the file system's 255 bytes; `text` defaults to a `# title` heading.
+
+        Raises:
+            NoteExists: a note is already there.
+            NoteNotSaved: nothing was written.
+        """
+        path = notes.note_path(folder, title)
+        body = f"# {title.strip()}\n\n" if text is None else text
         try:
-            return self.reindex([path])
+            return self.save_note(path, body, expected_sha=None)
+        except SaveConflict as exc:
+            raise NoteExists(f"{path} already exists") from exc
+
+    def rename_note(self, old: str, name: str) -> RenameResult:
+        """Move note `old` to `name` (same folder unless `name` is a vault path) and reindex both.
+
+        Returns:
+            The new path and the notes whose links pointed at `old` (pass the result
+            to `update_links` to retarget them, once the user agrees).
+
+        Raises:
+            NoteNotFound: there is no file at `old`.
+            NoteExists: something is already at the new path.
+            NoteNotSaved: the move failed.
+        """
+        new = notes.note_path(posixpath.dirname(old), name)
+        source = self.resolve_path(old)
+        target = self._note_target(new)
+        if not source.is_file():
+            raise NoteNotFound(old)
+        targets: dict[str, set[str]] = {}
+        counts: dict[str, int] = {}
+        for row in self._catalog.links_to(old):
+            targets.setdefault(row.source, set()).add(row.link.target)
+            counts[row.source] = counts.get(row.source, 0) + 1
+        with notes.save_lock(source):
+            notes.move_file(source, target)
+        save = self._indexed(new, notes.file_sha(target) or "", also=(old,))
+        linking = tuple(
+            LinkingNote(new if source_path == old else source_path, tuple(sorted(found)), counts[source_path])
+            for source_path, found in sorted(targets.items())
+        )
+        return RenameResult(old, new, linking, save)
+
+    def update_links(self, renamed: RenameResult) -> LinkUpdate:
+        """Point the links to a renamed note at its new path: in every linking note, or in none.
+
+        Links are found with the indexer's grammar (nothing inside code changes); each
+        note keeps its encoding and line endings. If any note cannot be updated (it
+        changed meanwhile, cannot be read, cannot hold the text, the disk is full),
+        nothing is left changed and `untouched` says which and why.
+        """
+        names = [p for p, _title, _aliases in self._catalog.note_names()]
+        retarget = notes.Retarget(renamed.old, renamed.new, _wikilink_name(renamed.new, names))
+        planned: list[tuple[str, Path, bytes, bytes, int]] = []  # path, file, before, after, links
+        refused: list[SkippedFile] = []
+        for linking in renamed.linking:
+            try:
+                target = self.resolve_path(linking.path)
+                before = target.read_bytes()
+                stored = _decoded(linking.path, before)
+                assert stored is not None  # the bytes exist
+                wanted = frozenset(t.strip().casefold() for t in linking.targets)
+                changed_text, links = notes.retarget_text(stored.text, linking.path, wanted, retarget)
+                if links:
+                    after = notes.encode_text(changed_text, stored.format, stored.original)
+                    planned.append((linking.path, target, before, after, links))
+            except (CairnError, OSError) as exc:
+                refused.append(SkippedFile(linking.path, _problem(exc)))
+        if refused:
+            return LinkUpdate(renamed.new, untouched=tuple(refused))
+        written: list[tuple[Path, bytes, bytes]] = []
+        for path, target, before, after, _links in planned:
+            try:
+                with notes.save_lock(target):
+                    if _current_bytes(target) != before:
+                        raise SaveConflict(f"{path} changed on disk during the update")
+                    notes.write_bytes(target, after, temp_dir=self._temp_dir)
+                written.append((target, before, after))
+            except CairnError as exc:
+                failed = [SkippedFile(path, _problem(exc))]
+                failed.extend(self._restore(written))
+                return LinkUpdate(renamed.new, untouched=tuple(failed))
+        changed = tuple(p for p, *_ in planned)
+        self._indexed(renamed.new, "", also=changed)
+        return LinkUpdate(renamed.new, sum(p[4] for p in planned), changed)
+
+    def _restore(self, written: list[tuple[Path, bytes, bytes]]) -> list[SkippedFile]:
+        """Put back the notes an update already wrote; those that changed again are named."""
+        problems: list[SkippedFile] = []
+        for target, before, after in reversed(written):
+            relative = target.relative_to(self.vault).as_posix()
+            try:
+                with notes.save_lock(target):
+                    if _current_bytes(target) != after:
+                        raise SaveConflict("changed on disk again; left as it is")
+                    notes.write_bytes(target, before, temp_dir=self._temp_dir)
+            except CairnError as exc:
+                problems.append(SkippedFile(relative, f"updated and could not be put back: {exc}"))
+        return problems
+
+    def trash_note(self, path: str) -> str:
+        """Move a note to the vault's `.trash/` folder (as Obsidian does), never overwriting; drop it from the index.
+
+        Returns:
+            The vault path it now has under `.trash/`.
+        """
+        source = self.resolve_path(path)
+        if not source.is_file():
+            raise NoteNotFound(path)
+        with notes.save_lock(source):
+            moved = notes.trash_path(path, lambda p: os.path.lexists(self.vault / p))
+            notes.move_file(source, self.vault / moved)
+        self._indexed(path, "")
+        return moved
+
+    def conflict_copy_path(self, path: str) -> str:
+        """A free sibling path to save a conflicting edit in: `Note (conflict 2026-03-04 101500).md`."""
+        return notes.conflict_copy_path(path, lambda p: os.path.lexists(self.vault / p))
+
+    @property
+    def _temp_dir(self) -> Path:
+        return self.index_dir / "tmp"
+
+    def _note_target(self, path: str) -> Path:
+        if not path.lower().endswith(".md"):
+            raise UnsafePath(f"only Markdown notes (.md) can be written: {path}")
+        return self.resolve_path(path)
+
+    def _indexed(self, path: str, sha: str, *, also: Sequence[str] = ()) -> SaveResult:
+        """Reindex what a file operation changed; the file is written whatever the index says."""
+        paths = list(dict.fromkeys((path, *also)))
+        try:
+            report = self.reindex(paths)
         except IndexLocked as exc:
             # Saved; the process that holds the index (e.g. `engine watch`) indexes it.
-            return ReindexReport(warnings=(SkippedFile(path, f"not indexed here: {exc}"),))
+            return SaveResult(path, sha, False, (f"saved; not indexed here: {exc}",))
+        except (CairnError, OSError, sqlite3.Error) as exc:
+            log.warning("saved %s but could not index it: %s", path, exc)
+            return SaveResult(path, sha, False, (f"saved, but the index could not be updated: {_problem(exc)}",))
+        skipped = [s for s in report.skipped if s.path in paths]
+        warnings = tuple(f"saved, but not indexed: {s.reason}" for s in skipped)
+        return SaveResult(path, sha, not skipped, warnings, report)
 
     # -- status ----------------------------------------------------------------------
     def status(self) -> IndexStatus:
@@ -700,3 +893,41 @@ def _settle_heap() -> None:
     when a rebuild replaces them (they hold no reference cycles).
     """
     gc.freeze()
+
+
+def _current_bytes(target: Path) -> bytes | None:
+    """The bytes of a note file now, or None when there is none."""
+    try:
+        return target.read_bytes()
+    except FileNotFoundError:
+        return None
+    except IsADirectoryError as exc:
+        raise NoteNotSaved(f"{target.name} is a folder") from exc
+    except OSError as exc:
+        raise NoteNotSaved(f"{target.name} cannot be read: {exc.strerror or exc}") from exc
+
+
+def _decoded(path: str, data: bytes | None) -> DecodedNote | None:
+    """A note's bytes decoded as the indexer reads them (None for no file)."""
+    if data is None:
+        return None
+    try:
+        return decode_note(data)
+    except NoteUnreadable as exc:
+        raise NoteNotSaved(f"{path} is not a text note ({exc.reason}); it was left as it is") from exc
+
+
+def _wikilink_name(path: str, note_paths: Sequence[str]) -> str:
+    """What a wikilink to `path` writes: its name, or its path when another note has that name."""
+    without = path[:-3] if path.lower().endswith(".md") else path
+    stem = posixpath.basename(without)
+    same = [p for p in note_paths if posixpath.basename(p[:-3] if p.lower().endswith(".md") else p).casefold() == stem.casefold()]
+    return stem if all(p == path for p in same) else without
+
+
+def _problem(exc: BaseException) -> str:
+    """An error's message with its title, for reports."""
+    title = getattr(exc, "title", "")
+    if isinstance(exc, OSError):
+        return exc.strerror or str(exc)
+    return f"{title}: {exc}" if title else str(exc)

@@ -52,6 +52,32 @@ class UnsafePath(CairnError):
 
 
 class SaveConflict(CairnError):
-    """The file changed on disk since it was loaded; saving would overwrite it."""
+    """The file changed on disk since it was loaded; saving would overwrite it.
+
+    `current_sha` is the sha of the file now (None if it was deleted): saving again
+    with it overwrites knowingly.
+    """
 
     title = "Note changed on disk"
+
+    def __init__(self, message: str, current_sha: str | None = None) -> None:
+        super().__init__(message)
+        self.current_sha = current_sha
+
+
+class NoteExists(CairnError):
+    """A note (or file) is already at the path a create, rename or copy would use."""
+
+    title = "Note already exists"
+
+
+class NoteNotSaved(CairnError):
+    """Writing a note failed and nothing was written (full disk, read-only vault, encoding …)."""
+
+    title = "Note not saved"
+
+
+class EncodingMismatch(NoteNotSaved):
+    """The note's own encoding (cp1252, say) cannot hold a character of the new text; nothing was written."""
+
+    title = "Note not saved: its encoding cannot hold the text"

@@ -26,6 +26,7 @@ from engine.chunking import CHUNKER_VERSION, chunk_note
 from engine.config import EngineConfig
 from engine.embedder import Embedder, embed_in_batches
 from engine.entities import extract_capitalized_words, extract_names, normalize
+from engine.notes import remove_stale_temps
 from engine.records import Chunk, NoteInfo, Progress, ReindexReport, SkippedFile
 from engine.vault import LinkResolver, NoteUnreadable, VaultFile, parse_note, read_note, scan_vault
 
@@ -220,6 +221,8 @@ class Indexer:
         """Files to look at, attachments (None if not rescanned), skipped, and removal candidates."""
         if paths is None:
             scan = scan_vault(self._vault, self._config.excludes)
+            if scan.leftovers:
+                remove_stale_temps(scan.leftovers)
             known = self._catalog.file_states()
             return list(scan.notes), list(scan.attachments), list(scan.skipped), known.keys()
         files: list[VaultFile] = []

@@ -259,6 +259,90 @@ class Neighbor:
 
 
 @dataclass(frozen=True)
+class TextFormat:
+    """How a note's text is stored on disk, so that saving writes it back the same way.
+
+    `codec` is the Python codec of the bytes after the byte-order mark `bom`;
+    `newline` is the note's most common line ending ("\\n", "\\r\\n" or "\\r").
+    """
+
+    codec: str = "utf-8"
+    bom: bytes = b""
+    newline: str = "\n"
+
+    @property
+    def label(self) -> str:
+        """A short name for people: `UTF-8`, `UTF-16 LE with BOM`, `cp1252`."""
+        names = {"utf-8": "UTF-8", "utf-16-le": "UTF-16 LE", "utf-16-be": "UTF-16 BE",
+                 "utf-32-le": "UTF-32 LE", "utf-32-be": "UTF-32 BE"}
+        name = names.get(self.codec, self.codec)
+        return f"{name} with BOM" if self.bom and self.codec == "utf-8" else name
+
+
+UTF8_LF = TextFormat()
+
+
+@dataclass(frozen=True)
+class NoteText:
+    """A note's text as an editor gets it: newlines as `\\n`, no BOM, decoded as the indexer reads it.
+
+    `sha` is the sha256 of the file's bytes (None when the file does not exist yet):
+    send it back to `Engine.save_note` so a save never overwrites a change made on disk
+    meanwhile. `format` is how the bytes are stored; saving keeps it.
+    """
+
+    path: str
+    text: str
+    sha: str | None
+    format: TextFormat = UTF8_LF
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class SaveResult:
+    """A note written to disk: its new sha, and whether the index took it in."""
+
+    path: str
+    sha: str
+    indexed: bool
+    warnings: tuple[str, ...] = ()
+    report: ReindexReport = field(default_factory=ReindexReport)
+
+
+@dataclass(frozen=True)
+class LinkingNote:
+    """A note whose links pointed at a renamed note: the link targets as written, and how many."""
+
+    path: str
+    targets: tuple[str, ...]
+    links: int
+
+
+@dataclass(frozen=True)
+class RenameResult:
+    """A note moved from `old` to `new`; `linking` are the notes whose links pointed at `old`."""
+
+    old: str
+    new: str
+    linking: tuple[LinkingNote, ...] = ()
+    save: SaveResult | None = None
+
+
+@dataclass(frozen=True)
+class LinkUpdate:
+    """What retargeting the links to a renamed note did: every linking note, or none.
+
+    `untouched` names the notes that could not be updated and why; when it is not
+    empty nothing was changed.
+    """
+
+    path: str
+    links: int = 0
+    notes: tuple[str, ...] = ()
+    untouched: tuple[SkippedFile, ...] = ()
+
+
+@dataclass(frozen=True)
 class NoteView:
     """A note for display: its catalog record plus its text and resolved links."""
 

@@ -21,15 +21,19 @@ import yaml
 from markdown_it import MarkdownIt
 
 from engine.errors import CairnError, VaultNotFound
-from engine.records import Heading, Link, ParsedNote, SkippedFile
+from engine.records import Heading, Link, ParsedNote, SkippedFile, TextFormat
 
 __all__ = [
     "LinkResolver",
+    "LinkSpan",
     "NoteUnreadable",
     "ScanResult",
     "VaultFile",
+    "decode_note",
+    "link_spans",
     "parse_note",
     "read_note",
+    "read_note_bytes",
     "scan_vault",
 ]
 
@@ -38,6 +42,8 @@ __all__ = [
 # ---------------------------------------------------------------------------
 
 _ALWAYS_SKIPPED_DIRS = frozenset({".obsidian", ".cairn", ".git", ".trash"})
+# A save's temp file: `.cairn-save-<hex>.tmp`, or `.<Note>.md.<8 chars>.tmp` from older versions.
+SAVE_TEMP = re.compile(r"\.cairn-save-[0-9a-f]+\.tmp|\..+\.md\.[a-z0-9_]{8}\.tmp", re.IGNORECASE)
 
 
 class NoteUnreadable(CairnError):
@@ -67,6 +73,8 @@ class ScanResult:
     notes: tuple[VaultFile, ...]
     attachments: tuple[str, ...]
     skipped: tuple[SkippedFile, ...]
+    # Temp files an interrupted save left behind (absolute paths; engine/notes.py names them).
+    leftovers: tuple[str, ...] = ()
 
 
 def _is_note_name(name: str) -> bool:
@@ -121,6 +129,7 @@ def scan_vault(root: Path, excludes: tuple[str, ...] = ()) -> ScanResult:
     notes: dict[str, VaultFile] = {}
     attachments: set[str] = set()
     skipped: dict[str, str] = {}
+    leftovers: list[str] = []
     # Real directories already walked, mapped to the vault path they were walked as.
     visited: dict[str, str] = {root_real: ""}
     # Plain directories are walked first and symlinked ones afterwards, so that a
@@ -146,6 +155,8 @@ def scan_vault(root: Path, excludes: tuple[str, ...] = ()) -> ScanResult:
             rel = f"{rel_dir}/{name}" if rel_dir else name
             if name.startswith("."):
                 # Obsidian hides dot-files and dot-folders (.obsidian, .git, .trash, ...).
+                if name.endswith(".tmp") and SAVE_TEMP.match(name):
+                    leftovers.append(entry.path)
                 continue
             try:
                 is_link = entry.is_symlink()
@@ -242,6 +253,7 @@ def scan_vault(root: Path, excludes: tuple[str, ...] = ()) -> ScanResult:
         notes=tuple(notes[p] for p in sorted(notes)),
         attachments=tuple(sorted(attachments)),
         skipped=tuple(SkippedFile(p, skipped[p]) for p in sorted(skipped)),
+        leftovers=tuple(sorted(leftovers)),
     )
 
 
@@ -263,6 +275,12 @@ def _normalize_newlines(text: str) -> str:
 
 def read_note(abs_path: Path, max_bytes: int) -> tuple[str, tuple[str, ...]]:
     """Read a note as text with LF newlines, returning (text, warnings) or raising NoteUnreadable."""
+    decoded = decode_note(read_note_bytes(abs_path, max_bytes))
+    return decoded.text, decoded.warnings
+
+
+def read_note_bytes(abs_path: Path, max_bytes: int) -> bytes:
+    """A note file's bytes, refusing what is not a regular file or is larger than `max_bytes`."""
     try:
         # O_NONBLOCK so that a FIFO named `x.md` cannot hang the indexer.
         fd = os.open(abs_path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
@@ -273,7 +291,7 @@ def read_note(abs_path: Path, max_bytes: int) -> tuple[str, tuple[str, ...]]:
     except IsADirectoryError as exc:
         raise NoteUnreadable("not a regular file") from exc
     except OSError as exc:
-        raise NoteUnreadable(f"cannot open: {exc.strerror or exc}") from exc
+        raise NoteUnreadable(os_reason(exc, "cannot open")) from exc
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
@@ -288,37 +306,128 @@ def read_note(abs_path: Path, max_bytes: int) -> tuple[str, tuple[str, ...]]:
     except IsADirectoryError as exc:
         raise NoteUnreadable("not a regular file") from exc
     except OSError as exc:
-        raise NoteUnreadable(f"cannot read: {exc.strerror or exc}") from exc
+        raise NoteUnreadable(os_reason(exc, "cannot read")) from exc
     finally:
         os.close(fd)
     if len(data) > max_bytes:
         raise NoteUnreadable(f"too large: more than {max_bytes} bytes (grew while reading)")
-    text, warnings = _decode(data)
-    return _normalize_newlines(text), warnings
+    return data
 
 
-def _decode(data: bytes) -> tuple[str, tuple[str, ...]]:
-    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        # UTF-16 is full of NUL bytes, so it has to be recognised before the binary sniff.
-        try:
-            return data.decode("utf-16"), ("UTF-16 file; read as UTF-16",)
-        except UnicodeDecodeError as exc:
-            raise NoteUnreadable("binary file, not Markdown") from exc
+def os_reason(exc: OSError, doing: str) -> str:
+    """A few words for an OSError: `permission denied`, `symlink loop`, `cannot read: I/O error`."""
+    if isinstance(exc, FileNotFoundError):
+        return "vanished before it could be read"
+    if isinstance(exc, PermissionError):
+        return "permission denied"
+    if exc.errno == errno.ELOOP:
+        return "symlink loop"
+    return f"{doing}: {exc.strerror or exc}"
+
+
+@dataclass(frozen=True)
+class DecodedNote:
+    """A note's bytes as text with LF newlines, how they were stored, and what reading noticed."""
+
+    text: str
+    format: TextFormat
+    warnings: tuple[str, ...]
+    original: str  # the decoded text with its own line endings, to write them back
+
+
+# Longest byte-order marks first: the UTF-32 LE mark begins with the UTF-16 LE one.
+_BOMS: tuple[tuple[bytes, str], ...] = (
+    (codecs.BOM_UTF32_LE, "utf-32-le"),
+    (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+_NEWLINES = re.compile(r"\r\n?|\n")
+
+
+def decode_note(data: bytes) -> DecodedNote:
+    """Decode a note's bytes the way the indexer and the editors read them.
+
+    UTF-8 (with or without BOM), UTF-16 and UTF-32 with a BOM, UTF-16 without one,
+    else cp1252 (latin-1 for the five bytes cp1252 leaves undefined); every one of
+    these decodes and re-encodes to the same bytes. Binary data raises NoteUnreadable.
+    """
+    text, codec, bom, warnings = _decode(data)
+    return DecodedNote(_normalize_newlines(text), TextFormat(codec, bom, _dominant_newline(text)), warnings, text)
+
+
+def _dominant_newline(text: str) -> str:
+    if "\r" not in text:
+        return "\n"
+    counts = {"\n": 0, "\r\n": 0, "\r": 0}
+    for m in _NEWLINES.finditer(text):
+        counts[m.group()] += 1
+    return max(counts, key=lambda k: (counts[k], k == "\n"))
+
+
+def _decode(data: bytes) -> tuple[str, str, bytes, tuple[str, ...]]:
+    """(text, codec, BOM, warnings) of a note's bytes."""
+    for bom, codec in _BOMS:
+        if data.startswith(bom):
+            try:
+                text = data[len(bom) :].decode(codec)
+            except UnicodeDecodeError as exc:
+                if codec == "utf-8":
+                    break  # a UTF-8 mark on text that is not UTF-8: read it as the rest is
+                raise NoteUnreadable("binary file, not Markdown") from exc
+            if codec == "utf-8":
+                return text, codec, bom, ()
+            _refuse_binary_text(text)
+            family = codec[:6].upper()
+            return text, codec, bom, (f"{family} file; read as {family}",)
     sample = data[:_SNIFF_BYTES]
     if b"\x00" in sample:
+        utf16 = _bomless_utf16(sample)
+        if utf16 is not None:
+            try:
+                text = data.decode(utf16)
+            except UnicodeDecodeError as exc:
+                raise NoteUnreadable("binary file, not Markdown") from exc
+            _refuse_binary_text(text)
+            return text, utf16, b"", ("UTF-16 file without a byte-order mark; read as UTF-16",)
         raise NoteUnreadable("binary file, not Markdown")
     if sample:
         controls = len(sample) - len(sample.translate(None, _CONTROL_BYTES))
         if controls > 0.30 * len(sample):
             raise NoteUnreadable("binary file, not Markdown")
     try:
-        return data.decode("utf-8-sig"), ()
+        return data.decode("utf-8"), "utf-8", b"", ()
     except UnicodeDecodeError:
         pass
     try:
-        return data.decode("cp1252"), ("not valid UTF-8; read as cp1252",)
+        return data.decode("cp1252"), "cp1252", b"", ("not valid UTF-8; read as cp1252",)
     except UnicodeDecodeError:
-        return data.decode("latin-1"), ("not valid UTF-8; read as latin-1",)
+        return data.decode("latin-1"), "latin-1", b"", ("not valid UTF-8; read as latin-1",)
+
+
+def _refuse_binary_text(text: str) -> None:
+    """Raise NoteUnreadable when decoded text is mostly control characters (binary data)."""
+    sample = text[:_SNIFF_BYTES]
+    controls = sum(1 for c in sample if (ord(c) < 32 and c not in "\t\n\f\r\b\x1b") or c == "\x7f")
+    if "\x00" in sample or controls > 0.30 * max(1, len(sample)):
+        raise NoteUnreadable("binary file, not Markdown")
+
+
+def _bomless_utf16(sample: bytes) -> str | None:
+    """`utf-16-le`/`-be` when NUL bytes sit on one side of every pair, as in mostly-ASCII UTF-16."""
+    even = sample[0::2]
+    odd = sample[1::2]
+    pairs = min(len(even), len(odd))
+    if pairs < 2:
+        return None
+    zero_even = even.count(0)
+    zero_odd = odd.count(0)
+    if zero_odd >= 0.5 * pairs and zero_even == 0:
+        return "utf-16-le"
+    if zero_even >= 0.5 * pairs and zero_odd == 0:
+        return "utf-16-be"
+    return None
 
 
 # ---------------------------------------------------------------------------
@@ -695,14 +804,20 @@ def _blank(text: str, spans: Iterable[tuple[int, int]]) -> str:
 
 def _find_links(masked: str, index: _LineIndex, first_line: int) -> tuple[list[Link], str]:
     """Links in already code-masked text, and the text with links and URLs blanked (for tags)."""
-    found: list[tuple[int, Link]] = []
+    found, rest = _link_matches(masked, index, first_line)
+    return [link for _, link in found], rest
+
+
+def _link_matches(masked: str, index: _LineIndex, first_line: int) -> tuple[list[tuple[re.Match[str], Link]], str]:
+    """(match, link) of every link in code-masked text in text order, and the text with links and URLs blanked."""
+    found: list[tuple[re.Match[str], Link]] = []
     wiki_spans: list[tuple[int, int]] = []
     if "[[" in masked:
         for m in _WIKILINK.finditer(masked):
             wiki_spans.append(m.span())
             link = _wikilink(m, first_line + index.line_of(m.start()))
             if link is not None:
-                found.append((m.start(), link))
+                found.append((m, link))
     rest = _blank(masked, wiki_spans) if wiki_spans else masked
     md_spans: list[tuple[int, int]] = []
     if "](" in rest:
@@ -710,13 +825,64 @@ def _find_links(masked: str, index: _LineIndex, first_line: int) -> tuple[list[L
             md_spans.append(m.span())
             link = _markdown_link(m, first_line + index.line_of(m.start()))
             if link is not None:
-                found.append((m.start(), link))
+                found.append((m, link))
     if md_spans:
         rest = _blank(rest, md_spans)
     if "://" in rest or "www." in rest:
         rest = _blank(rest, (m.span() for m in _BARE_URL.finditer(rest)))
-    found.sort(key=lambda item: item[0])
-    return [link for _, link in found], rest
+    found.sort(key=lambda item: item[0].start())
+    return found, rest
+
+
+@dataclass(frozen=True)
+class LinkSpan:
+    """Where a link sits in a note's text: the whole link, and the part that names its target."""
+
+    link: Link
+    start: int
+    end: int
+    target_start: int
+    target_end: int
+
+
+def link_spans(text: str) -> list[LinkSpan]:
+    """Every link in a note's LF text (frontmatter included), found as the indexer finds them.
+
+    Nothing inside code is a link. Offsets are into `text`; `target_start:target_end`
+    is the target as written (`Note`, `folder/Note.md`, `Old%20Note.md`), without the
+    heading or block part, the display text or the brackets.
+    """
+    fm = _split_frontmatter(text)
+    body = text[fm.body_start :]
+    masked, _headings = _mask_code(body)
+    spans: list[LinkSpan] = []
+    if fm.raw and fm.data and "[[" in fm.raw:
+        raw_start = text.find("\n") + 1
+        fm_matches, _ = _link_matches(fm.raw, _LineIndex(fm.raw), fm.raw_first_line)
+        spans.extend(_link_span(m, link, raw_start) for m, link in fm_matches if link.kind == "wikilink")
+    body_matches, _ = _link_matches(masked, _LineIndex(masked), fm.body_line_offset + 1)
+    spans.extend(_link_span(m, link, fm.body_start) for m, link in body_matches)
+    return spans
+
+
+def _link_span(m: re.Match[str], link: Link, offset: int) -> LinkSpan:
+    if link.kind == "wikilink":
+        start = m.start(2)
+        inner = m.group(2)
+        pipe = inner.find("|")
+        written = inner if pipe < 0 else inner[:pipe]
+        if pipe >= 0 and written.endswith("\\"):
+            written = written[:-1]
+    else:
+        start = m.start(3)
+        written = m.group(3)
+        if written.startswith("<"):
+            start += 1
+            written = written[1:-1] if written.endswith(">") else written[1:]
+    written = written.partition("#")[0]
+    lead = len(written) - len(written.lstrip())
+    target = written.strip()
+    return LinkSpan(link, offset + m.start(), offset + m.end(), offset + start + lead, offset + start + lead + len(target))
 
 
 def parse_note(path: str, text: str) -> ParsedNote:

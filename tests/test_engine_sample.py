@@ -174,7 +174,7 @@ def test_incremental_reindex_by_content_hash(sample_copy: Path, tmp_path: Path) 
 
 def test_save_note_is_atomic_and_detects_conflicts(sample_copy: Path, tmp_path: Path) -> None:
     from engine.embedder import HashEmbedder
-    from engine.notes_io import file_sha
+    from engine.notes import file_sha
 
     engine = Engine.open(sample_copy, index_dir=tmp_path / "idx", embedder=HashEmbedder())
     try:
@@ -190,7 +190,7 @@ def test_save_note_is_atomic_and_detects_conflicts(sample_copy: Path, tmp_path: 
             engine.save_note(path, "stale", expected_sha=loaded)
         assert "Zanzibar" in target.read_text(encoding="utf-8")
         with pytest.raises(UnsafePath):
-            engine.save_note("../outside.md", "nope")
+            engine.save_note("../outside.md", "nope", expected_sha=None)
         assert not (sample_copy.parent / "outside.md").exists()
     finally:
         engine.close()

@@ -37,7 +37,7 @@ def test_save_does_not_wait_for_the_embedding_backlog(sample_copy: Path, tmp_pat
     try:
         assert embedding.wait(timeout=120), "the background reindex never started embedding"
         path = "Inbox/Reading list.md"
-        engine.save_note(path, "# Reading list\n\nA treatise on narwhal tusks.\n")
+        engine.save_note(path, "# Reading list\n\nA treatise on narwhal tusks.\n", expected_sha=engine.read_note(path).sha)
         assert background.is_alive(), "the save waited for the whole backlog"
         assert engine.status().embedded_fraction < 1.0
         results = engine.search("narwhal tusks", as_you_type=False)

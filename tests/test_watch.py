@@ -199,8 +199,8 @@ def test_second_engine_reads_while_the_watcher_writes(watched: tuple[Engine, Bat
         hit = reader.search("Platypus", as_you_type=False).hits[0]
         assert hit.path == "Inbox/Platypus.md" and set(hit.channels) == {"fulltext", "vectors", "graph"}
         assert not reader.refresh(), "nothing new"
-        report = reader.save_note("Inbox/Echidna.md", "# Echidna\n\nsaved by the reader\n")
-        assert report.warnings and "being written by" in report.warnings[0].reason
+        saved = reader.save_note("Inbox/Echidna.md", "# Echidna\n\nsaved by the reader\n", expected_sha=None)
+        assert not saved.indexed and "being written by" in saved.warnings[0]
         batches.wait(indexed(batches, start, "Inbox/Echidna.md", "added"), "the writer indexing the reader's save")
     finally:
         reader.close()

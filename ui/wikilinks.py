@@ -1,4 +1,4 @@
-"""Wikilinks in note text: turn them into followable Markdown links, and retarget them on rename."""
+"""Wikilinks in note text, turned into followable Markdown links for the TUI's note view."""
 
 from __future__ import annotations
 
@@ -74,58 +74,3 @@ def resolution_map(links: Iterable[tuple[Link, str | None]]) -> dict[str, str]:
 def relative_target(current: str, href: str) -> str:
     """A Markdown link's href resolved against the folder of the note that holds it."""
     return posixpath.normpath(posixpath.join(posixpath.dirname(current), unquote(href.partition("#")[0])))
-
-
-def link_names(path: str) -> set[str]:
-    """The lower-cased targets a wikilink may use for `path`: stem, and path without `.md`."""
-    without = path[:-3] if path.lower().endswith(".md") else path
-    return {posixpath.basename(without).lower(), without.lower(), path.lower()}
-
-
-def retarget_wikilinks(text: str, old_path: str, new_path: str) -> tuple[str, int]:
-    """Point every wikilink to `old_path` at `new_path`, keeping fragment and display text.
-
-    Returns the new text and how many links changed.
-    """
-    names = link_names(old_path)
-    new_without = new_path[:-3] if new_path.lower().endswith(".md") else new_path
-    changed = 0
-
-    def replace(match: re.Match[str]) -> str:
-        nonlocal changed
-        embed, inner = match.group(1), match.group(2)
-        target, fragment, display = _split(inner)
-        if target.lower() not in names:
-            return match.group(0)
-        changed += 1
-        written = new_without if "/" in target else posixpath.basename(new_without)
-        fragment_part = f"#{fragment}" if fragment else ""
-        display_part = f"|{display}" if display else ""
-        return f"{embed}[[{written}{fragment_part}{display_part}]]"
-
-    return _WIKILINK.sub(replace, text), changed
-
-
-_MD_LINK = re.compile(r"(!?\[[^\]\n]*\]\()([^)\s]+)(\))")
-
-
-def retarget_markdown_links(text: str, source_path: str, old_path: str, new_path: str) -> tuple[str, int]:
-    """Point relative Markdown links `[x](../Old%20Note.md#h)` in `source_path` at `new_path`.
-
-    Returns the new text and how many links changed; external URLs are left alone.
-    """
-    changed = 0
-
-    def replace(match: re.Match[str]) -> str:
-        nonlocal changed
-        href = match.group(2)
-        if "://" in href or href.startswith(("mailto:", "#")):
-            return match.group(0)
-        if relative_target(source_path, href).lower() != old_path.lower():
-            return match.group(0)
-        changed += 1
-        fragment = href.partition("#")[2]
-        relative = posixpath.relpath(new_path, posixpath.dirname(source_path) or ".")
-        return f"{match.group(1)}{quote(relative)}{'#' + fragment if fragment else ''}{match.group(3)}"
-
-    return _MD_LINK.sub(replace, text), changed

@@ -77,11 +77,14 @@ def test_conflict_on_save_offers_reload_overwrite_or_copy(
             await pilot.click("#choice-copy")
             await settle(pilot)
             assert isinstance(app.screen, EditorScreen)
-            copy = module_vault / "Glossary/Field Kit (copy).md"
+            copies = sorted((module_vault / "Glossary").glob("Field Kit (conflict *).md"))
+            assert len(copies) == 1
+            copy = copies[0]
             assert copy.read_text(encoding="utf-8").startswith("My edit. ")
             assert "behind the editor's back" in (module_vault / note).read_text(encoding="utf-8")
-            assert editor.path == "Glossary/Field Kit (copy).md" and not editor.dirty
-            assert "Glossary/Field Kit (copy).md" in dict(engine.notes())
+            copy_path = f"Glossary/{copy.name}"
+            assert editor.path == copy_path and not editor.dirty
+            assert copy_path in dict(engine.notes())
 
     run(body())
 
@@ -158,3 +161,36 @@ def test_quit_can_save_first(make_app: Callable[..., CairnApp], module_vault: Pa
         assert (module_vault / note).read_text(encoding="utf-8").startswith("Saved on quit. ")
 
     run(body())
+
+
+def test_editing_keeps_encoding_and_every_untouched_line_ending(
+    make_app: Callable[..., CairnApp], module_vault: Path, engine: Engine
+) -> None:
+    mixed = "Inbox/Mixed endings.md"
+    latin = "Inbox/Latin one.md"
+    (module_vault / mixed).write_bytes(b"# Mixed endings\r\n\r\none\ntwo\r\nthree\rfour\n")
+    (module_vault / latin).write_bytes("# Latin one\n\nCrème brûlée, naïve façade.\n".encode("cp1252"))
+    engine.reindex([mixed, latin])
+
+    async def body() -> None:
+        app = make_app()
+        async with app.run_test(size=SIZE) as pilot:
+            editor = await _open_editor(pilot, app, mixed)
+            editor.editor.move_cursor((3, 0))
+            editor.editor.insert("2: ")
+            await pilot.press("ctrl+s")
+            await settle(pilot)
+            assert not editor.dirty
+            await pilot.press("escape")
+            await settle(pilot)
+            editor = await _open_editor(pilot, app, latin)
+            assert "Crème brûlée" in editor.editor.text and "cp1252" in str(editor.query_one("#editor-title").render())
+            editor.editor.move_cursor(editor.editor.document.end)
+            editor.editor.insert("Déjà vu.\n")
+            await pilot.press("ctrl+s")
+            await settle(pilot)
+            assert not editor.dirty
+
+    run(body())
+    assert (module_vault / mixed).read_bytes() == b"# Mixed endings\r\n\r\none\n2: two\r\nthree\rfour\n"
+    assert (module_vault / latin).read_bytes() == "# Latin one\n\nCrème brûlée, naïve façade.\nDéjà vu.\n".encode("cp1252")

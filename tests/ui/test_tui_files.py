@@ -21,7 +21,6 @@ from ui.screens.editor import EditorScreen
 from ui.screens.main import MainScreen
 from ui.widgets.index_status import IndexStatusBar
 from ui.widgets.note_view import NoteView
-from ui.wikilinks import retarget_wikilinks
 
 SAMPLE_VAULT = Path(__file__).resolve().parents[2] / "sample_vault"
 
@@ -115,22 +114,3 @@ def test_new_note_rename_with_link_update_and_delete(fresh_engine: Engine) -> No
     run(body())
 
 
-def test_retarget_wikilinks_keeps_fragments_and_display() -> None:
-    text = "See [[Tombstone]], [[Glossary/Tombstone|the marker]], ![[Tombstone#^b1]] and [[Tile Pack]]."
-    new, changed = retarget_wikilinks(text, "Glossary/Tombstone.md", "Glossary/Deletion marker.md")
-    assert changed == 3
-    assert new == (
-        "See [[Deletion marker]], [[Glossary/Deletion marker|the marker]], "
-        "![[Deletion marker#^b1]] and [[Tile Pack]]."
-    )
-
-
-def test_markdown_links_are_retargeted_relative_to_their_note() -> None:
-    from ui.wikilinks import retarget_markdown_links
-
-    text = "See [the retro](../Meetings/2026/2026-03-04%20Sprint%205%20Retro.md#Actions) and [web](https://x.org/a.md)."
-    new, changed = retarget_markdown_links(
-        text, "Daily/2026-03-05.md", "Meetings/2026/2026-03-04 Sprint 5 Retro.md", "Meetings/Retro 5.md"
-    )
-    assert changed == 1
-    assert new == "See [the retro](../Meetings/Retro%205.md#Actions) and [web](https://x.org/a.md)."

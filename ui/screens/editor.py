@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import posixpath
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
@@ -17,9 +15,9 @@ from textual.screen import Screen
 from textual.widgets import Footer, Label, TextArea
 from textual.worker import Worker, WorkerState
 
-from engine.errors import SaveConflict
+from engine.errors import EncodingMismatch, NoteNotSaved, SaveConflict
 from ui.dialogs.choice import ChoiceDialog
-from ui.errors import ReportsWorkerErrors
+from ui.errors import ReportsWorkerErrors, show_error
 
 if TYPE_CHECKING:
     from engine.api import Engine
@@ -32,11 +30,6 @@ def markdown_highlighting_available() -> bool:
     return bool(TREE_SITTER) and get_language("markdown") is not None
 
 
-def sha_of(data: bytes) -> str:
-    """sha256 hex of bytes, as the engine's save check computes it."""
-    return hashlib.sha256(data).hexdigest()
-
-
 class EditorScreen(ReportsWorkerErrors, Screen[str | None]):
     """Edits one note; dismisses with its path (or the copy's) once closed."""
 
@@ -47,10 +40,17 @@ class EditorScreen(ReportsWorkerErrors, Screen[str | None]):
 
     @dataclass
     class Loaded(Message, bubble=False):
-        """The note's bytes were read from disk."""
+        """The note was read from disk (LF text; `sha` of its bytes, None for a new note)."""
 
         text: str
         sha: str | None
+        encoding: str = ""
+
+    @dataclass
+    class LoadFailed(Message, bubble=False):
+        """The note cannot be edited as text (binary, too large, unreadable)."""
+
+        error: NoteNotSaved
 
     @dataclass
     class Saved(Message, bubble=False):
@@ -59,12 +59,22 @@ class EditorScreen(ReportsWorkerErrors, Screen[str | None]):
         path: str
         sha: str
         text: str
+        warnings: tuple[str, ...] = ()
+        as_utf8: bool = False
 
     @dataclass
     class Conflicted(Message, bubble=False):
-        """Saving was refused: the file changed on disk since it was loaded."""
+        """Saving was refused: the file changed on disk since it was loaded (`current_sha`: as it is now)."""
 
         text: str
+        current_sha: str | None
+
+    @dataclass
+    class Unencodable(Message, bubble=False):
+        """Saving was refused: the note's encoding cannot hold the text."""
+
+        text: str
+        error: EncodingMismatch
 
     def __init__(self, engine: Engine, path: str, *, line: int = 0, soft_wrap: bool = True, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -73,6 +83,7 @@ class EditorScreen(ReportsWorkerErrors, Screen[str | None]):
         self.line = line
         self.soft_wrap = soft_wrap
         self.loaded_sha: str | None = None
+        self.encoding = ""
         self.saved_text: str | None = None
         self.saving = False
         self._after_save: Callable[[], None] | None = None
@@ -104,13 +115,23 @@ class EditorScreen(ReportsWorkerErrors, Screen[str | None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="editor-io")
     def _load(self) -> None:
-        target = self.engine.resolve_path(self.path)
-        data = target.read_bytes() if target.exists() else b""
-        self.post_message(self.Loaded(data.decode("utf-8", errors="replace"), sha_of(data) if target.exists() else None))
+        try:
+            note = self.engine.read_note(self.path)
+        except NoteNotSaved as exc:
+            self.post_message(self.LoadFailed(exc))
+            return
+        encoding = "" if note.format.codec == "utf-8" and not note.format.bom else note.format.label
+        self.post_message(self.Loaded(note.text, note.sha, encoding))
+
+    @on(LoadFailed)
+    def _load_failed(self, message: LoadFailed) -> None:
+        show_error(self.app, message.error)
+        self.dismiss(None)
 
     @on(Loaded)
     def _loaded(self, message: Loaded) -> None:
         self.loaded_sha = message.sha
+        self.encoding = message.encoding
         self.saved_text = message.text
         editor = self.editor
         editor.load_text(message.text)
@@ -126,26 +147,30 @@ class EditorScreen(ReportsWorkerErrors, Screen[str | None]):
 
     def _update_title(self) -> None:
         mark = " (saving…)" if self.saving else " ●" if self.dirty else ""
+        stored = f"  [{self.encoding}]" if self.encoding else ""
         plain = "" if markdown_highlighting_available() else "  (plain text: install textual[syntax] for Markdown highlighting)"
-        self.query_one("#editor-title", Label).update(Content(f"Editing {self.path}{mark}{plain}"))
+        self.query_one("#editor-title", Label).update(Content(f"Editing {self.path}{mark}{stored}{plain}"))
 
     def action_save(self, then: Callable[[], None] | None = None) -> None:
         """Save through the engine (atomic write, then reindex), checking the file did not change."""
         self._after_save = then
         self.saving = True
         self._update_title()
-        self._save(self.path, self.editor.text, self.loaded_sha, check=True)
+        self._save(self.path, self.editor.text, self.loaded_sha)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="editor-io")
-    def _save(self, path: str | None, text: str, expected: str | None, check: bool) -> None:
-        """Save `text` to `path` (None: to a new copy next to the note)."""
-        target = path if path is not None else self._copy_path()
+    def _save(self, path: str | None, text: str, expected: str | None, *, as_utf8: bool = False) -> None:
+        """Save `text` to `path` if it is still the version `expected` (path None: to a new copy)."""
+        target = path if path is not None else self.engine.conflict_copy_path(self.path)
         try:
-            self.engine.save_note(target, text, expected_sha=expected if check else None)
-        except SaveConflict:
-            self.post_message(self.Conflicted(text))
+            result = self.engine.save_note(target, text, expected_sha=expected, as_utf8=as_utf8)
+        except SaveConflict as exc:
+            self.post_message(self.Conflicted(text, exc.current_sha))
             return
-        self.post_message(self.Saved(target, sha_of(text.encode("utf-8")), text))
+        except EncodingMismatch as exc:
+            self.post_message(self.Unencodable(text, exc))
+            return
+        self.post_message(self.Saved(target, result.sha, text, result.warnings, as_utf8))
 
     @on(Saved)
     def _saved(self, message: Saved) -> None:
@@ -153,8 +178,13 @@ class EditorScreen(ReportsWorkerErrors, Screen[str | None]):
         self.path = message.path
         self.loaded_sha = message.sha
         self.saved_text = message.text
+        if message.as_utf8:
+            self.encoding = ""
         self._update_title()
-        self.notify(f"Saved {message.path}", timeout=2)
+        if message.warnings:
+            self.notify("\n".join(message.warnings), title=f"Saved {message.path}", severity="warning")
+        else:
+            self.notify(f"Saved {message.path}", timeout=2)
         then, self._after_save = self._after_save, None
         if then is not None:
             then()
@@ -171,26 +201,42 @@ class EditorScreen(ReportsWorkerErrors, Screen[str | None]):
                 [("reload", "Reload (drop my edits)"), ("overwrite", "Overwrite"), ("copy", "Save as copy"), ("cancel", "Cancel")],
                 id="conflict-dialog",
             ),
-            lambda choice: self._resolve(choice or "cancel", message.text),
+            lambda choice: self._resolve(choice or "cancel", message.text, message.current_sha),
         )
 
-    def _resolve(self, choice: str, text: str) -> None:
+    def _resolve(self, choice: str, text: str, current_sha: str | None) -> None:
         if choice == "reload":
             self._load()
         elif choice in ("overwrite", "copy"):
             self.saving = True
             self._update_title()
-            self._save(self.path if choice == "overwrite" else None, text, None, check=False)
+            if choice == "overwrite":
+                # Replaces the version the dialog was about, knowingly, and never a newer one.
+                self._save(self.path, text, current_sha)
+            else:
+                self._save(None, text, None)
 
-    def _copy_path(self) -> str:
-        """A free `<name> (copy).md` path (runs in the save worker: it looks at the disk)."""
-        stem, extension = posixpath.splitext(self.path)
-        number = 1
-        while True:
-            candidate = f"{stem} (copy{'' if number == 1 else f' {number}'}){extension or '.md'}"
-            if not self.engine.resolve_path(candidate).exists():
-                return candidate
-            number += 1
+    @on(Unencodable)
+    def _unencodable(self, message: Unencodable) -> None:
+        self.saving = False
+        self._update_title()
+        self._after_save = None
+
+        def answered(choice: str | None) -> None:
+            if choice == "utf8":
+                self.saving = True
+                self._update_title()
+                self._save(self.path, message.text, self.loaded_sha, as_utf8=True)
+
+        self.app.push_screen(
+            ChoiceDialog(
+                message.error.title,
+                f"{self.path}: {message.error}",
+                [("cancel", "Keep editing"), ("utf8", "Save as UTF-8")],
+                id="encoding-dialog",
+            ),
+            answered,
+        )
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """A failed save is no longer in progress (the mixin shows the error)."""

@@ -384,25 +384,31 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
     @on(NoteFiles.Created)
     def _created(self, message: NoteFiles.Created) -> None:
         self._list_notes()
+        for warning in message.save.warnings:
+            self.notify(warning, title="New note", severity="warning")
         self.open_note(message.path)
         self.edit(message.path, line=3)
 
     @on(NoteFiles.Renamed)
     def _renamed(self, message: NoteFiles.Renamed) -> None:
+        result = message.result
         self._list_notes()
-        self.history = [(message.new if p == message.old else p, line) for p, line in self.history]
-        self.open_note(message.new, remember=False)
-        if not message.sources:
+        self.history = [(result.new if p == result.old else p, line) for p, line in self.history]
+        self.open_note(result.new, remember=False)
+        others = [n for n in result.linking if n.path != result.new]
+        if not result.linking:
             return
 
         def answered(choice: str | None) -> None:
             if choice == "update":
-                self.files.update_links(message.old, message.new, message.sources)
+                self.files.update_links(result)
 
+        links = sum(n.links for n in result.linking)
+        where = f"{len(others)} other note(s)" if others else "the note itself"
         self.app.push_screen(
             ChoiceDialog(
                 "Update links?",
-                f"{len(message.sources)} note(s) link to the old name. Update their links to “{message.new}”?",
+                f"{links} link(s) in {where} point to the old name. Update them to “{result.new}”?",
                 [("update", "Update links"), ("cancel", "Leave them")],
                 id="update-links-dialog",
             ),
@@ -411,9 +417,14 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
 
     @on(NoteFiles.LinksUpdated)
     def _links_updated(self, message: NoteFiles.LinksUpdated) -> None:
-        self.notify(f"Updated {message.links} link(s) in {message.notes} note(s).", title="Rename")
-        if self.current_path == message.path:
-            self.open_note(message.path, remember=False)
+        update = message.update
+        if update.untouched:
+            details = "\n".join(f"{s.path}: {s.reason}" for s in update.untouched)
+            self.notify(f"No links were changed, because:\n{details}", title="Rename", severity="error", timeout=15)
+            return
+        self.notify(f"Updated {update.links} link(s) in {len(update.notes)} note(s).", title="Rename")
+        if self.current_path == update.path or self.current_path in update.notes:
+            self.open_note(self.current_path or update.path, remember=False)
 
     @on(NoteFiles.Deleted)
     def _deleted(self, message: NoteFiles.Deleted) -> None:

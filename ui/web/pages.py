@@ -215,7 +215,7 @@ def graph_page(*, path: str, title: str, neighbors: Sequence[tuple[Neighbor, Seq
 </section>"""
 
 
-def edit_page(*, path: str, title: str, text: str, sha: str) -> str:
+def edit_page(*, path: str, title: str, text: str, sha: str, encoding: str = "UTF-8") -> str:
     """The editor: a textarea, save/cancel, and the conflict dialog the script opens on 409."""
     return f"""
 <section class="editor" id="editor" data-path="{e(path)}" data-sha="{e(sha)}">
@@ -225,7 +225,8 @@ def edit_page(*, path: str, title: str, text: str, sha: str) -> str:
     <button id="save" class="primary" type="button">Save</button>
     <a class="button" href="{e(note_url(path))}">Cancel</a>
   </div>
-  <textarea id="text" spellcheck="false" aria-label="Note text">{e(text)}</textarea>
+  <textarea id="text" spellcheck="false" aria-label="Note text" data-encoding="{e(encoding)}">
+{e(text)}</textarea>
 </section>
 <dialog id="conflict">
   <h2>This note changed on disk</h2>

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import datetime
-import hashlib
 import json
 import mimetypes
 from collections.abc import AsyncIterator, Callable
@@ -20,7 +18,14 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from engine.cli import results_to_json, status_to_json
-from engine.errors import CairnError, IndexLocked, NoteNotFound, SaveConflict, UnsafePath
+from engine.errors import (
+    CairnError,
+    EncodingMismatch,
+    NoteNotFound,
+    NoteNotSaved,
+    SaveConflict,
+    UnsafePath,
+)
 from ui.web import pages
 from ui.web.guard import Guard
 from ui.web.indexing import BackgroundIndexer
@@ -28,7 +33,7 @@ from ui.web.render import IMAGE_SUFFIXES, LinkTable, render_note
 
 if TYPE_CHECKING:
     from engine.api import Engine
-    from engine.records import ChannelName, SearchResults
+    from engine.records import ChannelName, NoteText, SearchResults
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 CHANNELS: tuple[ChannelName, ...] = ("fulltext", "vectors", "graph")
@@ -133,10 +138,12 @@ class _Views:
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError) as exc:
             return self._error(request, 404, "not_found", f"No file: {exc.filename}")
 
-    def _read(self, path: str) -> tuple[str, str]:
-        """The text and sha256 of a note's bytes as they are on disk now."""
-        data = self.engine.resolve_path(path).read_bytes()
-        return data.decode("utf-8", errors="replace"), hashlib.sha256(data).hexdigest()
+    def _read(self, path: str) -> NoteText:
+        """A note as it is on disk now: LF text, decoded as the indexer reads it, and the sha of its bytes."""
+        note = self.engine.read_note(path)
+        if note.sha is None:
+            raise NoteNotFound(path)
+        return note
 
     def _search(self, request: Request, *, typing: bool) -> SearchResults:
         params = request.query_params
@@ -168,8 +175,7 @@ class _Views:
     async def note_page(self, request: Request) -> Response:
         def build(path: str) -> Response:
             view = self.engine.note(path)
-            text, _sha = self._read(path)
-            rendered = render_note(text, path=path, links=LinkTable.from_links(view.links))
+            rendered = render_note(view.text, path=path, links=LinkTable.from_links(view.links))
             content = pages.note_page(
                 path=path,
                 title=view.info.title,
@@ -185,8 +191,9 @@ class _Views:
     async def edit_page(self, request: Request) -> Response:
         def build(path: str) -> Response:
             view = self.engine.note(path)
-            text, sha = self._read(path)
-            content = pages.edit_page(path=path, title=view.info.title, text=text, sha=sha)
+            note = self._read(path)
+            content = pages.edit_page(path=path, title=view.info.title, text=note.text, sha=note.sha or "",
+                                      encoding=note.format.label)
             return self._page(f"Edit {view.info.title}", content, script="edit.js", body_class="page-edit")
 
         return await self._guarded(request, build)
@@ -236,13 +243,15 @@ class _Views:
     async def api_note_get(self, request: Request) -> Response:
         def build(path: str) -> Response:
             view = self.engine.note(path)
-            text, sha = self._read(path)
+            note = self._read(path)
             return JSONResponse(
                 {
                     "path": path,
                     "title": view.info.title,
-                    "text": text,
-                    "sha": sha,
+                    "text": note.text,
+                    "sha": note.sha,
+                    "encoding": note.format.label,
+                    "newline": note.format.newline,
                     "links": [
                         {
                             "target": link.target,
@@ -275,39 +284,42 @@ class _Views:
         if expected is not None and not isinstance(expected, str):
             return self._error(request, 400, "bad_request", "expected_sha must be a string or null")
         text: str = body["text"]
+        as_utf8 = body.get("as_utf8", False) is True
         try:
             text.encode("utf-8")
         except UnicodeEncodeError:
             return self._error(request, 400, "bad_request", "the text is not valid Unicode")
 
         def save(path: str) -> Response:
-            if not path.lower().endswith(".md"):
-                return self._error(request, 400, "unsafe_path", "only Markdown notes (.md) can be saved")
-            target = self.engine.resolve_path(path)
             try:
-                if expected is None and target.exists():
-                    # `expected_sha: null` means "create": never replace an existing file.
-                    raise SaveConflict(f"{path} already exists")
-                report = self.engine.save_note(path, text, expected_sha=expected)
+                result = self.engine.save_note(path, text, expected_sha=expected, as_utf8=as_utf8)
             except SaveConflict as exc:
                 return self._conflict(path, exc)
-            except IndexLocked as exc:
-                _text, sha = self._read(path)
-                return JSONResponse({"path": path, "sha": sha, "reindexed": False, "warning": f"{exc.title}: {exc}"})
-            except CairnError as exc:
-                return self._error(request, 500, "save_failed", f"{exc.title}: {exc}")
-            _text, sha = self._read(path)
-            return JSONResponse(
-                {"path": path, "sha": sha, "reindexed": True, "added": list(report.added), "updated": list(report.updated)}
-            )
+            except EncodingMismatch as exc:
+                return JSONResponse({"error": "encoding", "title": exc.title, "message": str(exc)}, status_code=422)
+            except NoteNotSaved as exc:
+                return self._error(request, 500, "not_saved", f"{exc.title}: {exc}")
+            except UnsafePath as exc:
+                return self._error(request, 400, "unsafe_path", str(exc))
+            answer: dict[str, Any] = {
+                "path": path,
+                "sha": result.sha,
+                "reindexed": result.indexed,
+                "added": list(result.report.added),
+                "updated": list(result.report.updated),
+            }
+            if result.warnings:
+                answer["warning"] = "; ".join(result.warnings)
+            return JSONResponse(answer)
 
         return await self._guarded(request, save)
 
     def _conflict(self, path: str, exc: SaveConflict) -> Response:
         try:
-            current_text, current_sha = self._read(path)
-        except FileNotFoundError:
-            current_text, current_sha = "", None
+            current = self.engine.read_note(path)
+            current_text, current_sha = current.text, current.sha
+        except CairnError:
+            current_text, current_sha = "", exc.current_sha
         return JSONResponse(
             {
                 "error": "conflict",
@@ -316,18 +328,7 @@ class _Views:
                 "path": path,
                 "current_sha": current_sha,
                 "current_text": current_text,
-                "copy_path": self._copy_path(path),
+                "copy_path": self.engine.conflict_copy_path(path),
             },
             status_code=409,
         )
-
-    def _copy_path(self, path: str) -> str:
-        """A free sibling path for "save a copy": `Note (conflict 2026-03-04 101500).md`."""
-        stem = path[:-3]
-        stamp = datetime.datetime.now().strftime("%Y-%m-%d %H%M%S")
-        candidate = f"{stem} (conflict {stamp}).md"
-        number = 2
-        while self.engine.resolve_path(candidate).exists():
-            candidate = f"{stem} (conflict {stamp} {number}).md"
-            number += 1
-        return candidate

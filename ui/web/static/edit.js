@@ -22,11 +22,11 @@
     saveState.dataset.state = state || "";
   }
 
-  async function put(target, expectedSha) {
+  async function put(target, expectedSha, asUtf8 = false) {
     return fetch(`/api/notes/${encodePath(target)}`, {
       method: "PUT",
       headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ text: textarea.value, expected_sha: expectedSha }),
+      body: JSON.stringify({ text: textarea.value, expected_sha: expectedSha, as_utf8: asUtf8 }),
     });
   }
 
@@ -39,12 +39,12 @@
     }
   }
 
-  async function save(expectedSha) {
+  async function save(expectedSha, asUtf8 = false) {
     if (busy) return;
     busy = true;
     setState("Saving…", "busy");
     try {
-      const response = await put(path, expectedSha);
+      const response = await put(path, expectedSha, asUtf8);
       if (response.ok) {
         sha = (await response.json()).sha;
         dirty = false;
@@ -57,6 +57,14 @@
           : "The file was deleted on disk.";
         setState("Not saved: the note changed on disk", "error");
         dialog.showModal();
+      } else if (response.status === 422) {
+        // The note's own encoding (cp1252, say) cannot hold a character of the text.
+        const body = await response.json();
+        setState(`Not saved: ${body.message}`, "error");
+        if (window.confirm(`${body.message}\n\nSave the note as UTF-8 instead?`)) {
+          busy = false;
+          await save(expectedSha, true);
+        }
       } else {
         setState(`Not saved: ${await problem(response)}`, "error");
       }

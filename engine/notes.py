@@ -1,0 +1,476 @@
+"""Note files: read for editing, save, create, rename with link updates, trash, copies.
+
+The only code that changes files in the vault. Every write is atomic (a temp file,
+fsync, rename) and checked against the sha256 of the bytes the editor loaded, under
+a lock held by every process that saves through Cairn, so two saves of the same
+version never both succeed. A note keeps its encoding, byte-order mark and line
+endings: an editor gets LF text, and saving puts every unchanged line's ending back.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import difflib
+import errno
+import fcntl
+import hashlib
+import os
+import posixpath
+import re
+import secrets
+import stat
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from engine.errors import EncodingMismatch, NoteExists, NoteNotSaved, UnsafePath
+from engine.records import NoteText, TextFormat
+from engine.vault import SAVE_TEMP, NoteUnreadable, decode_note, link_spans, read_note_bytes
+
+NAME_MAX_BYTES = 255
+TEMP_PREFIX = ".cairn-save-"
+TEMP_SUFFIX = ".tmp"
+# A save's temp file lives for milliseconds; one older than this was left by a killed process.
+STALE_TEMP_S = 600.0
+# Lines in the changed middle of a note above which line endings are matched by position only.
+_DIFF_MAX_LINES = 20_000
+
+_UNSAFE_NAME = re.compile(r'[\\:*?"<>|#^\[\]\x00-\x1f]')
+_LINE_ENDS = re.compile(r"\r\n?|\n")
+# In-process half of the save lock (the other half is a flock on the note's folder).
+_STRIPES = tuple(threading.Lock() for _ in range(64))
+
+
+def content_sha(data: bytes) -> str:
+    """The sha256 the save protocol compares: of a file's bytes exactly as on disk."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def file_sha(path: Path) -> str | None:
+    """sha256 of a file's bytes, or None if it does not exist."""
+    try:
+        return content_sha(path.read_bytes())
+    except FileNotFoundError:
+        return None
+
+
+# ---------------------------------------------------------------------------
+# Text in, bytes out
+# ---------------------------------------------------------------------------
+
+
+def read_text(path: str, target: Path, max_bytes: int) -> NoteText:
+    """A note as an editor gets it; a missing file is an empty new note (sha None).
+
+    Raises:
+        NoteNotSaved: the file cannot be read as text (binary, too large, unreadable),
+            so editing it could not write it back intact.
+    """
+    try:
+        data = read_note_bytes(target, max_bytes)
+    except NoteUnreadable as exc:
+        if exc.reason == "vanished before it could be read":
+            return NoteText(path, "", None)
+        raise NoteNotSaved(f"{path} cannot be edited here: {exc.reason}") from exc
+    try:
+        decoded = decode_note(data)
+    except NoteUnreadable as exc:
+        raise NoteNotSaved(f"{path} cannot be edited here: {exc.reason}") from exc
+    return NoteText(path, decoded.text, content_sha(data), decoded.format, decoded.warnings)
+
+
+def encode_text(text: str, fmt: TextFormat, original: str | None = None) -> bytes:
+    """The bytes of `text` stored as `fmt`, each unchanged line keeping its ending in `original`.
+
+    `text` may use any line endings (it is read as LF text); `original` is the note's
+    decoded text before the edit, with its own line endings, when there is one.
+
+    Raises:
+        EncodingMismatch: `text` has a character the note's encoding cannot store.
+    """
+    lines = _LINE_ENDS.split(text)
+    if original is None:
+        ending_of = [fmt.newline] * (len(lines) - 1)
+    else:
+        ending_of = _restored_endings(original, lines, fmt.newline)
+    parts: list[str] = []
+    for index, line in enumerate(lines):
+        parts.append(line)
+        if index < len(ending_of):
+            parts.append(ending_of[index])
+    joined = "".join(parts)
+    try:
+        return fmt.bom + joined.encode(fmt.codec)
+    except UnicodeEncodeError as exc:
+        bad = joined[exc.start]
+        line_number = len(_LINE_ENDS.findall(joined, 0, exc.start)) + 1
+        raise EncodingMismatch(
+            f"this note is stored as {fmt.label}, which cannot hold “{bad}” (U+{ord(bad):04X}, line {line_number}); "
+            "nothing was written. Remove the character, or save the note as UTF-8."
+        ) from exc
+
+
+def _split_with_endings(text: str) -> tuple[list[str], list[str]]:
+    """Lines of `text` and the ending after each (the last line has none)."""
+    lines: list[str] = []
+    endings: list[str] = []
+    last = 0
+    for m in _LINE_ENDS.finditer(text):
+        lines.append(text[last : m.start()])
+        endings.append(m.group())
+        last = m.end()
+    lines.append(text[last:])
+    return lines, endings
+
+
+def _restored_endings(original: str, new_lines: Sequence[str], default: str) -> list[str]:
+    """The ending for each of `new_lines` but the last: the original line's where it survived.
+
+    Lines are matched by a common prefix and suffix, then a line diff of the middle
+    (by position when the middle is huge, so this stays linear); an edited line in
+    place keeps its ending; an inserted line gets the note's usual ending.
+    """
+    old_lines, old_endings = _split_with_endings(original)
+    wanted = len(new_lines) - 1
+    out: list[str] = [default] * wanted
+
+    def take(new_index: int, old_index: int) -> None:
+        if new_index < wanted and old_index < len(old_endings):
+            out[new_index] = old_endings[old_index]
+
+    n_old, n_new = len(old_lines), len(new_lines)
+    head = 0
+    while head < n_old and head < n_new and old_lines[head] == new_lines[head]:
+        take(head, head)
+        head += 1
+    tail = 0
+    while tail < n_old - head and tail < n_new - head and old_lines[n_old - 1 - tail] == new_lines[n_new - 1 - tail]:
+        take(n_new - 1 - tail, n_old - 1 - tail)
+        tail += 1
+    old_mid = old_lines[head : n_old - tail]
+    new_mid = new_lines[head : n_new - tail]
+    if not old_mid or not new_mid:
+        return out
+    if len(old_mid) > _DIFF_MAX_LINES or len(new_mid) > _DIFF_MAX_LINES:
+        for k in range(min(len(old_mid), len(new_mid))):
+            take(head + k, head + k)
+        return out
+    matcher = difflib.SequenceMatcher(None, old_mid, new_mid, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag in ("equal", "replace"):
+            for k in range(min(i2 - i1, j2 - j1)):
+                take(head + j1 + k, head + i1 + k)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Writing
+# ---------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def save_lock(target: Path, *, create_folder: bool = False) -> Iterator[None]:
+    """Hold the lock every Cairn process takes to compare and replace a note in `target`'s folder.
+
+    A flock on the folder (folders are never replaced by a save, so every process
+    locks the same inode), plus a thread lock for this process's own threads.
+    `create_folder` makes a missing folder first, so that two creates in a new
+    folder lock it too.
+    """
+    folder = target.parent
+    stripe = _STRIPES[hash(str(target)) % len(_STRIPES)]
+    with stripe:
+        if create_folder:
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise NoteNotSaved(_write_problem(exc, target)) from exc
+        try:
+            fd = os.open(folder, os.O_RDONLY)
+        except OSError:
+            yield  # the folder does not exist: there is no note in it to race for
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
+
+
+def write_bytes(target: Path, data: bytes, *, temp_dir: Path | None = None) -> None:
+    """Replace `target` with `data` atomically: temp file, fsync, rename, fsync the folder.
+
+    A new file gets the mode the umask gives (0644 under 022), an existing one keeps
+    its own. The temp file goes to `temp_dir` when that is on the same file system
+    (a killed save then leaves nothing in the user's folders), else next to `target`
+    under a short hidden name (a note name of 255 bytes still fits).
+
+    Raises:
+        NoteNotSaved: the disk is full, the folder is read-only, the name is too long …
+    """
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            mode: int | None = stat.S_IMODE(target.stat().st_mode)
+        except FileNotFoundError:
+            mode = None
+        folder = _temp_folder(target.parent, temp_dir)
+        tmp = folder / f"{TEMP_PREFIX}{secrets.token_hex(6)}{TEMP_SUFFIX}"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    except OSError as exc:
+        raise NoteNotSaved(_write_problem(exc, target)) from exc
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise NoteNotSaved(_write_problem(exc, target)) from exc
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    _fsync_folder(target.parent)
+
+
+def _temp_folder(folder: Path, temp_dir: Path | None) -> Path:
+    if temp_dir is None:
+        return folder
+    try:
+        temp_dir.mkdir(parents=True, exist_ok=True)
+        if temp_dir.stat().st_dev == folder.stat().st_dev and os.access(temp_dir, os.W_OK):
+            return temp_dir
+    except OSError:
+        pass
+    return folder
+
+
+def _fsync_folder(folder: Path) -> None:
+    try:
+        dir_fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(dir_fd)
+    except OSError:
+        pass  # some file systems cannot sync a folder; the rename itself is done
+    finally:
+        os.close(dir_fd)
+
+
+def _write_problem(exc: OSError, target: Path) -> str:
+    """What went wrong writing a note, in words a user can act on; nothing was written."""
+    name = target.name
+    if exc.errno == errno.ENOSPC or exc.errno == errno.EDQUOT:
+        return f"the disk is full: {name} was not saved (the file on disk is unchanged)"
+    if exc.errno == errno.EROFS:
+        return f"the vault is on a read-only file system: {name} was not saved"
+    if isinstance(exc, PermissionError):
+        return f"no permission to write in {target.parent}: {name} was not saved"
+    if exc.errno == errno.ENAMETOOLONG:
+        return f"the name is too long for the file system ({len(os.fsencode(name))} bytes, at most {NAME_MAX_BYTES})"
+    if exc.errno == errno.ELOOP:
+        return f"{name} is a symlink loop"
+    if isinstance(exc, IsADirectoryError):
+        return f"{name} is a folder"
+    if isinstance(exc, NotADirectoryError):
+        return f"a part of the path to {name} is a file, not a folder"
+    return f"{name} was not saved: {exc.strerror or exc}"
+
+
+def remove_stale_temps(paths: Sequence[str | Path], *, now: float | None = None) -> int:
+    """Delete the save temp files among `paths` older than STALE_TEMP_S (left by a killed save)."""
+    removed = 0
+    moment = time.time() if now is None else now
+    for path in paths:
+        name = os.path.basename(path)
+        if not SAVE_TEMP.fullmatch(name):
+            continue
+        try:
+            st = os.lstat(path)
+            if stat.S_ISREG(st.st_mode) and moment - st.st_mtime > STALE_TEMP_S:
+                os.unlink(path)
+                removed += 1
+        except OSError:
+            continue
+    return removed
+
+
+def stale_temps_in(folder: Path) -> list[Path]:
+    """The save temp files in one folder (the index's temp folder)."""
+    try:
+        return [Path(e.path) for e in os.scandir(folder) if SAVE_TEMP.fullmatch(e.name)]
+    except OSError:
+        return []
+
+
+# ---------------------------------------------------------------------------
+# Names
+# ---------------------------------------------------------------------------
+
+
+def note_path(folder: str, name: str) -> str:
+    """The vault path for a note named `name` in `folder` (a name with '/' is a vault path).
+
+    Characters Obsidian refuses in names become '-', and a name too long for the file
+    system is shortened on a character boundary (the note's heading keeps it whole).
+    """
+    cleaned = _UNSAFE_NAME.sub("-", name.strip()).strip("/ ")
+    if cleaned.lower().endswith(".md"):
+        cleaned = cleaned[:-3]
+    parts = [part.strip() for part in cleaned.split("/") if part.strip() and part.strip() not in (".", "..")]
+    if not parts:
+        raise UnsafePath(f"not a note name: {name!r}")
+    parts = [_fit_name(part, "") for part in parts[:-1]] + [_fit_name(parts[-1], ".md")]
+    relative = "/".join(parts)
+    if "/" in name:
+        return posixpath.normpath(relative)
+    return posixpath.join(folder, relative) if folder else relative
+
+
+def _fit_name(stem: str, extension: str) -> str:
+    """`stem + extension`, the stem cut on a character boundary to fit NAME_MAX_BYTES."""
+    room = NAME_MAX_BYTES - len(extension.encode("utf-8"))
+    encoded = stem.encode("utf-8")
+    if len(encoded) > room:
+        stem = encoded[:room].decode("utf-8", errors="ignore").rstrip()
+    return stem + extension
+
+
+def conflict_copy_path(path: str, exists: Callable[[str], bool], *, now: datetime.datetime | None = None) -> str:
+    """A free sibling path to save a copy in: `Note (conflict 2026-03-04 101500).md`."""
+    folder, _, name = path.rpartition("/")
+    stem, dot, extension = name.rpartition(".")
+    if not dot:
+        stem, extension = name, "md"
+    stamp = (now or datetime.datetime.now()).strftime("%Y-%m-%d %H%M%S")
+    number = 1
+    while True:
+        tag = f" (conflict {stamp}{'' if number == 1 else f' {number}'})"
+        room = NAME_MAX_BYTES - len(f"{tag}.{extension}".encode())
+        short = stem.encode("utf-8")[:room].decode("utf-8", errors="ignore")
+        candidate = f"{short}{tag}.{extension}"
+        candidate = f"{folder}/{candidate}" if folder else candidate
+        if not exists(candidate):
+            return candidate
+        number += 1
+
+
+def trash_path(path: str, exists: Callable[[str], bool]) -> str:
+    """A free path under `.trash/` for `path`: `.trash/a/Note.md`, then `.trash/a/Note (1).md` …"""
+    stem, extension = posixpath.splitext(path)
+    candidate = f".trash/{path}"
+    number = 1
+    while exists(candidate):
+        candidate = f".trash/{stem} ({number}){extension}"
+        number += 1
+    return candidate
+
+
+def move_file(source: Path, target: Path) -> None:
+    """Move a file without ever replacing one that is already at `target`.
+
+    A hard link fails if the target exists, atomically; on file systems without
+    hard links the check and the rename are one step apart. A rename that only
+    changes letter case (`note.md` to `Note.md`) is allowed on any file system.
+
+    Raises:
+        NoteExists: something is already at `target`.
+        NoteNotSaved: the move failed (permissions, disk, name length …).
+    """
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if _same_file(source, target):
+            os.rename(source, target)
+            return
+        try:
+            os.link(source, target, follow_symlinks=False)
+        except FileExistsError as exc:
+            raise NoteExists(f"{target.name} already exists") from exc
+        except OSError as exc:
+            if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK, errno.ENOTSUP):
+                raise
+            if os.path.lexists(target):
+                raise NoteExists(f"{target.name} already exists") from exc
+            os.rename(source, target)
+        else:
+            os.unlink(source)
+    except NoteExists:
+        raise
+    except OSError as exc:
+        raise NoteNotSaved(_write_problem(exc, target)) from exc
+    _fsync_folder(target.parent)
+    if source.parent != target.parent:
+        _fsync_folder(source.parent)
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+# ---------------------------------------------------------------------------
+# Retargeting links after a rename
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Retarget:
+    """How links to a renamed note are rewritten: its old and new path, and how to write the new name."""
+
+    old: str
+    new: str
+    new_name: str  # what a wikilink writes: the stem, or the path when the stem is ambiguous
+
+    def wikilink_target(self, written: str) -> str:
+        """The new target for a wikilink that wrote `written` (a path stays a path, `.md` stays)."""
+        without = self.new[:-3] if self.new.lower().endswith(".md") else self.new
+        name = without if "/" in written else self.new_name
+        return name + written[-3:] if written.lower().endswith(".md") else name
+
+    def markdown_target(self, source: str) -> str:
+        """The new relative destination of a Markdown link in note `source` (URL-encoded)."""
+        from urllib.parse import quote
+
+        relative = posixpath.relpath(self.new, posixpath.dirname(source) or ".")
+        return quote(relative)
+
+
+def retarget_text(text: str, source: str, targets: frozenset[str], retarget: Retarget) -> tuple[str, int]:
+    """`text` (LF) with every link whose target (casefolded) is in `targets` pointed at the new note.
+
+    Links are found with the indexer's own grammar, so nothing inside code changes;
+    the heading or block part and the display text are kept.
+    """
+    pieces: list[str] = []
+    last = 0
+    changed = 0
+    for span in link_spans(text):
+        if span.link.target.strip().casefold() not in targets:
+            continue
+        if span.link.kind == "wikilink":
+            replacement = retarget.wikilink_target(text[span.target_start : span.target_end])
+        else:
+            replacement = retarget.markdown_target(source)
+        pieces.append(text[last : span.target_start])
+        pieces.append(replacement)
+        last = span.target_end
+        changed += 1
+    if not changed:
+        return text, 0
+    pieces.append(text[last:])
+    return "".join(pieces), changed
