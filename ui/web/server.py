@@ -44,7 +44,7 @@ def build_app(engine: Engine, token: str, *, port: int | None = None, reindex: b
 
     Args:
         engine: an open engine; the app never closes it.
-        token: the access token (query `?token=`, cookie, or `Authorization: Bearer`).
+        token: the access token (`Authorization: Bearer`, or `?token=` for /api/).
         port: the bound port the Host header must name (None accepts any port).
         reindex: run `engine.reindex()` in a background thread while the app runs.
     """
@@ -77,7 +77,7 @@ def build_app(engine: Engine, token: str, *, port: int | None = None, reindex: b
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={HTTPException: _http_error})
     app.state.engine = engine
     app.state.indexer = indexer
-    app.add_middleware(Guard, token=token, port=port)
+    app.add_middleware(Guard, token=token, port=port, shell=pages.shell_page())
     return app
 
 
