@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import os
 import socket
 from collections.abc import Iterator
 from pathlib import Path
@@ -33,6 +34,7 @@ def small_engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
     (vault / "ping").symlink_to("pong")
     (vault / "pong").symlink_to("ping")
     (vault / "loop.md").symlink_to("loop.md")
+    os.mkfifo(vault / "Inbox" / "pipe.md")
     config = EngineConfig(max_file_bytes=MAX_NOTE_BYTES)
     engine = Engine.open(vault, config, index_dir=base / "index", embedder=HashEmbedder())
     engine.reindex()
@@ -162,6 +164,23 @@ def test_saving_into_a_symlink_loop_is_400(hardened: TestClient, path: str) -> N
     response = hardened.put(f"/api/notes/{path}", json={"text": "x", "expected_sha": None})
     assert response.status_code == 400
     assert response.json()["error"] == "unsafe_path"
+
+
+@pytest.mark.parametrize("sha", [None, "0" * 64])
+def test_saving_onto_a_fifo_is_400_and_never_blocks(small_live: Served, sha: str | None) -> None:
+    # Over a real socket with a timeout: reading the FIFO would block the server's thread for good.
+    conn = http.client.HTTPConnection("127.0.0.1", small_live.port, timeout=10)
+    body = json.dumps({"text": "x", "expected_sha": sha})
+    conn.request("PUT", "/api/notes/Inbox/pipe.md", body=body, headers={**AUTH, "Origin": small_live.base})
+    response = conn.getresponse()
+    assert response.status == 400
+    assert json.loads(response.read())["error"] == "unsafe_path"
+    conn.close()
+
+
+@pytest.mark.parametrize("prefix", ["/file/", "/note/", "/edit/", "/api/notes/"])
+def test_a_fifo_is_never_opened(hardened: TestClient, prefix: str) -> None:
+    assert hardened.get(prefix + "Inbox/pipe.md").status_code in (400, 404)
 
 
 @pytest.mark.parametrize("prefix", ["/file/", "/note/", "/api/notes/"])

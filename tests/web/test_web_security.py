@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 from starlette.testclient import TestClient
+from starlette.websockets import WebSocketDisconnect
 from web_support import BASE_URL, PORT, SECRET, TOKEN, Served, client_for, serve
 
 from app.web import bind
@@ -99,6 +100,14 @@ def test_no_response_sets_a_cookie(client: TestClient, anonymous: TestClient, ur
     response = (client if authorized else anonymous).get(url)
     assert response.status_code in (200, 401)
     assert "set-cookie" not in response.headers
+
+
+@pytest.mark.parametrize("url", ["/", "/api/status", "/static/shell.js"])
+def test_websockets_are_refused(client: TestClient, url: str) -> None:
+    # There are none; the guard refuses them (1008, policy) before routing, token or not.
+    with pytest.raises(WebSocketDisconnect) as closed, client.websocket_connect(url):
+        pass
+    assert closed.value.code == 1008
 
 
 def test_static_assets_need_no_token(anonymous: TestClient) -> None:

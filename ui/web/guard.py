@@ -55,6 +55,10 @@ class Guard:
         self.shell = shell
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "websocket":
+            # The web view has no websockets; closing before accepting answers 403.
+            await send({"type": "websocket.close", "code": 1008})
+            return
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return

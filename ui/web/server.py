@@ -9,6 +9,7 @@ import hashlib
 import json
 import logging
 import mimetypes
+import stat
 from collections.abc import AsyncIterator, Callable
 from http import HTTPStatus
 from pathlib import Path
@@ -170,11 +171,18 @@ class _Views:
             raise
 
     def _resolvable_then(self, handler: Callable[[str], Response], path: str) -> Response:
-        """Refuse a path that cannot be resolved (a symlink loop) before `handler` opens it."""
+        """Refuse a path that cannot be resolved (a symlink loop) or is no file or folder, then run `handler`."""
         try:
-            self.engine.resolve_path(path)
+            target = self.engine.resolve_path(path)
         except RuntimeError as exc:  # pathlib's "Symlink loop" (Python < 3.13 raises no OSError)
             raise BadPath(f"{path!r} is a symlink loop") from exc
+        try:
+            mode: int | None = target.stat().st_mode
+        except (FileNotFoundError, NotADirectoryError):
+            mode = None  # nothing there yet: a note may be created
+        if mode is not None and not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+            # Reading a FIFO or a device would block this thread for good.
+            raise BadPath(f"{path!r} is not a regular file")
         return handler(path)
 
     def _read(self, path: str) -> tuple[str, str]:
