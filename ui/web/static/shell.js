@@ -83,8 +83,14 @@
     return fetch(url.href, { ...options, headers, credentials: "omit", redirect: "error" });
   }
 
-  function isVaultFile(url) {
-    return url.origin === location.origin && url.pathname.startsWith("/file/");
+  // The vault file an href or src names on this origin, or null (other origins, unparsable URLs).
+  function vaultFile(reference) {
+    try {
+      const url = new URL(reference, location.href);
+      return url.origin === location.origin && url.pathname.startsWith("/file/") ? url : null;
+    } catch (err) {
+      return null;
+    }
   }
 
   function notice(message) {
@@ -135,8 +141,8 @@
   function onLinkClick(event) {
     const link = event.target instanceof Element ? event.target.closest("a[href]") : null;
     if (!link || event.defaultPrevented) return;
-    const url = new URL(link.href, location.href);
-    if (!isVaultFile(url)) return;
+    const url = vaultFile(link.getAttribute("href"));
+    if (!url) return;
     // A plain navigation would carry no token: fetch the file with it instead.
     event.preventDefault();
     openFile(url);
@@ -166,8 +172,8 @@
       return script.getAttribute("src");
     });
     for (const img of next.querySelectorAll("img[src]")) {
-      const url = new URL(img.getAttribute("src"), location.href);
-      if (!isVaultFile(url)) continue;
+      const url = vaultFile(img.getAttribute("src"));
+      if (!url) continue;
       img.dataset.fileSrc = url.href;
       img.removeAttribute("src");
     }
