@@ -9,11 +9,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from web_support import Served, make_vault, serve
+from web_support import Recorded, Served, make_vault, other_local_server, serve
 
 from engine.api import Engine
 
 CHROMIUM = Path("/usr/bin/chromium")
+PAPER = b"%PDF-1.4 not really a paper\n"
+ATTACHMENTS_NOTE = """# Attachments
+
+The paper: [[crdt-paper.pdf]]. The diagram, linked: [[sync-architecture.png]].
+"""
 
 pytestmark = [
     pytest.mark.browser,
@@ -26,6 +31,8 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     """A live server over a fully indexed vault copy (real embedding model)."""
     base = tmp_path_factory.mktemp("web-browser")
     vault = make_vault(base)
+    (vault / "Inbox" / "crdt-paper.pdf").write_bytes(PAPER)
+    (vault / "Inbox" / "Attachments.md").write_text(ATTACHMENTS_NOTE, encoding="utf-8")
     engine = Engine.open(vault, index_dir=base / "index")
     engine.reindex()
     try:
@@ -48,18 +55,34 @@ def browser() -> Iterator[Any]:
         chromium.close()
 
 
+def _ready(page: Any) -> None:
+    """Wait until the shell has swapped the real page in and its scripts have run."""
+    page.locator("html[data-ready]").wait_for(state="attached")
+
+
+def _open(page: Any, url: str) -> None:
+    page.goto(url)
+    _ready(page)
+
+
 @pytest.fixture
-def page(browser: Any, live: Served) -> Iterator[Any]:
-    """A fresh page that has logged in with the printed URL (the token moves into a cookie)."""
-    context = browser.new_context(viewport={"width": 1200, "height": 900})
+def context(browser: Any) -> Iterator[Any]:
+    """A fresh browser profile (its own storage)."""
+    context = browser.new_context(viewport={"width": 1200, "height": 900}, accept_downloads=True)
+    context.set_default_timeout(15_000)
+    yield context
+    context.close()
+
+
+@pytest.fixture
+def page(context: Any, live: Served) -> Iterator[Any]:
+    """A fresh page that has opened the printed URL (the shell keeps the token in localStorage)."""
     tab = context.new_page()
-    tab.set_default_timeout(15_000)
     errors: list[str] = []
     tab.on("pageerror", lambda exc: errors.append(str(exc)))
-    tab.goto(live.login_url)
+    _open(tab, live.login_url)
     assert tab.url == f"{live.base}/"
     yield tab
-    context.close()
     assert not errors, errors
 
 
@@ -127,9 +150,10 @@ def test_clicking_a_result_opens_the_note(page: Any, live: Served) -> None:
 def test_edit_and_save(page: Any, live: Served) -> None:
     path = "Glossary/Tile Pack.md"
     file = live.vault / path
-    page.goto(f"{live.base}/note/Glossary/Tile%20Pack.md")
+    _open(page, f"{live.base}/note/Glossary/Tile%20Pack.md")
     page.locator("#edit").click()
     page.wait_for_url("**/edit/Glossary/Tile%20Pack.md")
+    _ready(page)
     new_text = file.read_text(encoding="utf-8") + "\nTile packs now ship with a zebrafinch manifest.\n"
     page.locator("#text").fill(new_text)
     page.locator("#save").click()
@@ -143,7 +167,7 @@ def test_edit_and_save(page: Any, live: Served) -> None:
 def test_conflict_dialog_when_the_file_changed_on_disk(page: Any, live: Served) -> None:
     path = "Glossary/Tombstone.md"
     file = live.vault / path
-    page.goto(f"{live.base}/edit/Glossary/Tombstone.md")
+    _open(page, f"{live.base}/edit/Glossary/Tombstone.md")
     page.locator("#text").fill("my edit from the browser\n")
     elsewhere = file.read_text(encoding="utf-8") + "\nChanged in another editor.\n"
     file.write_text(elsewhere, encoding="utf-8")
@@ -163,7 +187,7 @@ def test_conflict_dialog_when_the_file_changed_on_disk(page: Any, live: Served) 
 def test_conflict_overwrite_and_reload(page: Any, live: Served) -> None:
     path = "Glossary/Field Kit.md"
     file = live.vault / path
-    page.goto(f"{live.base}/edit/Glossary/Field%20Kit.md")
+    _open(page, f"{live.base}/edit/Glossary/Field%20Kit.md")
     page.locator("#text").fill("first attempt\n")
     file.write_text("changed on disk\n", encoding="utf-8")
     page.locator("#save").click()
@@ -182,7 +206,7 @@ def test_conflict_overwrite_and_reload(page: Any, live: Served) -> None:
 def test_hostile_note_runs_nothing(page: Any, live: Served) -> None:
     dialogs: list[str] = []
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-    page.goto(f"{live.base}/note/Inbox/Evil%20Note.md")
+    _open(page, f"{live.base}/note/Inbox/Evil%20Note.md")
     page.locator("#markdown").wait_for()
     assert "<script>window.pwned = 1;" in page.locator("#markdown").inner_text()
     for link in page.locator("#markdown a").all():
@@ -201,9 +225,9 @@ LATE_FETCH = """() => {
   window.__late = false;
   window.fetch = (url, options) => {
     if (!String(url).includes("q=crdt")) return real(url, options);
-    // Answer the superseded query late, ignoring its abort signal.
+    // Answer the superseded query late, ignoring its abort signal (but with the token).
     return new Promise((resolve) => setTimeout(async () => {
-      const response = await real(url);
+      const response = await real(url, { headers: options.headers });
       resolve(new Response(await response.text(), { status: response.status }));
       setTimeout(() => { window.__late = true; }, 50);
     }, 600));
@@ -219,3 +243,108 @@ def test_a_late_response_for_an_old_query_is_ignored(page: Any, live: Served) ->
     page.wait_for_function("() => window.__late === true")
     assert page.locator(".results-meta").get_attribute("data-query") == "tombstone"
     assert page.locator("li.hit .hit-title").first.inner_text() == "Tombstone"
+
+
+@pytest.fixture
+def other_port() -> Iterator[tuple[str, list[Recorded]]]:
+    """Another local server, as any other app on 127.0.0.1 could run."""
+    yield from other_local_server()
+
+
+def _leaks(token: str, received: list[Recorded]) -> list[str]:
+    return [f"{r.path} {name}: {value}" for r in received for name, value in r.headers.items() if token in value]
+
+
+def test_the_token_never_reaches_another_local_port(page: Any, live: Served, other_port: tuple[str, list[Recorded]]) -> None:
+    other, received = other_port
+    page.goto(f"{other}/landing")
+    page.wait_for_load_state()
+    assert page.title() == "another local app"
+    seen_by_script = page.evaluate(
+        "() => [document.cookie, JSON.stringify(localStorage), JSON.stringify(sessionStorage)].join(' ')"
+    )
+    assert live.token not in seen_by_script
+    # Following a link from a Cairn page to the other port leaks nothing either (no Referer, no cookie).
+    _open(page, f"{live.base}/note/Glossary/CRDT.md")
+    page.evaluate(
+        "(href) => { const a = document.createElement('a'); a.id = 'away'; a.href = href;"
+        " a.textContent = 'away'; document.body.append(a); }",
+        f"{other}/followed",
+    )
+    page.locator("#away").click()
+    page.wait_for_url(f"{other}/followed")
+    assert {"/landing", "/followed"} <= {r.path for r in received}
+    assert not _leaks(live.token, received)
+    assert not any("cookie" in r.headers or "authorization" in r.headers for r in received)
+    assert page.context.cookies() == []
+
+
+def test_the_printed_url_leaves_the_token_in_this_origins_storage_only(page: Any, live: Served) -> None:
+    assert page.context.cookies() == []
+    assert page.evaluate("() => localStorage.getItem('cairn.token')") == live.token
+    assert page.evaluate("() => document.cookie") == ""
+    # A new tab of the same profile opens pages without the token in its URL.
+    other = page.context.new_page()
+    _open(other, f"{live.base}/note/Glossary/CRDT.md#L3")
+    assert other.locator("h1.note-title").inner_text() == "CRDT"
+    assert other.url == f"{live.base}/note/Glossary/CRDT.md#L3"
+    other.close()
+
+
+def test_the_token_may_come_in_the_fragment_and_other_parameters_stay(context: Any, live: Served) -> None:
+    tab = context.new_page()
+    _open(tab, f"{live.base}/?q=tombstone#token={live.token}")
+    assert tab.url == f"{live.base}/?q=tombstone"
+    assert tab.locator("li.hit .hit-title").first.inner_text() == "Tombstone"
+    _open(tab, f"{live.base}/note/Glossary/CRDT.md?token={live.token}#L3")
+    assert tab.url == f"{live.base}/note/Glossary/CRDT.md#L3"
+    assert tab.locator("h1.note-title").inner_text() == "CRDT"
+
+
+@pytest.mark.parametrize("how", ["no token", "wrong token", "stale stored token"])
+def test_without_a_valid_token_the_shell_says_to_open_the_printed_url(context: Any, live: Served, how: str) -> None:
+    tab = context.new_page()
+    if how == "stale stored token":
+        _open(tab, f"{live.base}/")
+        tab.evaluate("() => localStorage.setItem('cairn.token', 'from-before-a-restart')")
+    url = f"{live.base}/note/Glossary/CRDT.md" + ("?token=wrong" if how == "wrong token" else "")
+    _open(tab, url)
+    message = tab.locator("#shell-token")
+    assert message.is_visible()
+    assert "Open the URL that cairn web printed" in message.inner_text()
+    assert "CRDT" not in tab.content()
+    assert tab.evaluate("() => localStorage.getItem('cairn.token')") is None
+    assert tab.url == f"{live.base}/note/Glossary/CRDT.md"
+
+
+def test_note_images_load_through_the_token(page: Any, live: Served, tmp_path: Path) -> None:
+    _open(page, f"{live.base}/note/Projects/Atlas/Atlas.md")
+    image = page.locator("#markdown img.embed").first
+    page.wait_for_function("() => { const i = document.querySelector('#markdown img.embed'); return i && i.complete && i.naturalWidth > 0; }")
+    assert (image.get_attribute("src") or "").startswith("blob:")
+    assert image.get_attribute("data-file-src") == f"{live.base}/file/Projects/Atlas/sync-architecture.png"
+    assert page.evaluate("() => document.querySelector('#markdown img.embed').naturalWidth") == 1
+    page.screenshot(path=str(tmp_path / "note.png"), full_page=True)
+    shutil.copyfile(tmp_path / "note.png", "/tmp/cairn-web-note.png")
+
+
+def test_file_links_download_or_open_through_the_token(page: Any, live: Served) -> None:
+    _open(page, f"{live.base}/note/Inbox/Attachments.md")
+    with page.expect_download() as downloaded:
+        page.locator("#markdown a.wikilink", has_text="crdt-paper.pdf").click()
+    download = downloaded.value
+    assert download.suggested_filename == "crdt-paper.pdf"
+    assert Path(download.path()).read_bytes() == PAPER
+    with page.context.expect_page() as opened:
+        page.locator("#markdown a.wikilink", has_text="sync-architecture.png").click()
+    assert opened.value.url.startswith(f"blob:{live.base}/")
+    assert page.url == f"{live.base}/note/Inbox/Attachments.md"
+
+
+def test_the_edit_page_renders_inside_the_shell(page: Any, live: Served, tmp_path: Path) -> None:
+    _open(page, f"{live.base}/edit/Glossary/CRDT.md")
+    assert page.locator("#text").input_value() == (live.vault / "Glossary/CRDT.md").read_text(encoding="utf-8")
+    assert page.evaluate("() => document.activeElement.id") == "text"
+    assert page.title() == "Edit CRDT · Cairn"
+    page.screenshot(path=str(tmp_path / "edit.png"), full_page=True)
+    shutil.copyfile(tmp_path / "edit.png", "/tmp/cairn-web-edit.png")

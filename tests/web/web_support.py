@@ -96,3 +96,41 @@ def client_for(engine: Engine, *, authorized: bool = True) -> TestClient:
     app = build_app(engine, TOKEN, port=PORT, reindex=False)
     headers = {"Authorization": f"Bearer {TOKEN}", "Origin": BASE_URL} if authorized else {}
     return TestClient(app, base_url=BASE_URL, headers=headers, follow_redirects=False)
+
+
+@dataclass
+class Recorded:
+    """One request another local server received: its path and headers."""
+
+    path: str
+    headers: dict[str, str]
+
+
+def other_local_server() -> Iterator[tuple[str, list[Recorded]]]:
+    """Another HTTP server on a free 127.0.0.1 port that records every request it gets."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    received: list[Recorded] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            received.append(Recorded(self.path, {k.lower(): v for k, v in self.headers.items()}))
+            body = b"<!doctype html><title>another local app</title><p>another local app</p>"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", received
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)

@@ -1,44 +1,64 @@
-"""ASGI middleware that keeps the web view private: Host, token, same-origin, security headers."""
+"""ASGI middleware that keeps the web view private: Host, token, same-origin, security headers.
+
+The token never rides on a cookie: cookies ignore ports, so a cookie for 127.0.0.1:PORT
+is also sent to every other server on 127.0.0.1, and anything a browser attaches to a
+navigation by itself can be replayed by such a server. Requests prove themselves with
+`Authorization: Bearer`, which only this origin's scripts can set; page URLs opened
+without it get the public shell page, whose script adds it (see static/shell.js).
+"""
 
 from __future__ import annotations
 
 import secrets
-from urllib.parse import quote, urlencode
 
 from starlette.datastructures import Headers, QueryParams
-from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 PUBLIC_PREFIXES = ("/static/",)
+PAGE_PREFIXES = ("/note/", "/edit/", "/graph/")
 LOCAL_HOSTNAMES = ("127.0.0.1", "localhost")
 
 CONTENT_SECURITY_POLICY = (
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; "
     "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 )
 SECURITY_HEADERS = (
     (b"x-content-type-options", b"nosniff"),
     (b"referrer-policy", b"same-origin"),
     (b"x-frame-options", b"DENY"),
+    # No other origin gets a handle on our windows or may embed our responses.
+    (b"cross-origin-opener-policy", b"same-origin"),
+    (b"cross-origin-resource-policy", b"same-origin"),
 )
 
 
-def cookie_name(port: int | None) -> str:
-    """The token cookie's name; cookies ignore ports, so each port gets its own."""
-    return f"cairn_token_{port}" if port else "cairn_token"
+def security_headers() -> dict[str, str]:
+    """The headers every response carries, for responses built outside the middleware."""
+    pairs = [(b"content-security-policy", CONTENT_SECURITY_POLICY.encode()), (b"cache-control", b"no-store")]
+    return {name.decode(): value.decode() for name, value in (*pairs, *SECURITY_HEADERS)}
+
+
+def is_page(path: str) -> bool:
+    """Whether `path` is a page a person opens (answered with the shell when it lacks the token)."""
+    return path == "/" or path.startswith(PAGE_PREFIXES)
 
 
 class Guard:
     """Refuses foreign hosts, requests without the token and cross-origin writes; adds headers."""
 
-    def __init__(self, app: ASGIApp, *, token: str, port: int | None) -> None:
+    def __init__(self, app: ASGIApp, *, token: str, port: int | None, shell: str) -> None:
         self.app = app
         self.token = token
         self.port = port
-        self.cookie = cookie_name(port)
+        self.shell = shell
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "websocket":
+            # The web view has no websockets; closing before accepting answers 403.
+            await send({"type": "websocket.close", "code": 1008})
+            return
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
@@ -57,19 +77,18 @@ class Guard:
         path: str = scope["path"]
         if path.startswith(PUBLIC_PREFIXES):
             return None
-        query = QueryParams(scope.get("query_string", b""))
-        from_query = query.get("token")
-        if not self._token_ok(headers, query):
+        bearer = _bearer(headers)
+        if bearer is None and scope["method"] in ("GET", "HEAD") and is_page(path):
+            # A navigation: the shell (no vault data) fetches this URL again with the header.
+            return HTMLResponse(self.shell)
+        offered = bearer
+        if offered is None and path.startswith("/api/"):
+            # API clients may pass `?token=`; pages never take it (the shell strips it).
+            offered = QueryParams(scope.get("query_string", b"")).get("token")
+        if not self._token_ok(offered):
             return _refuse(path, 401, "unauthorized", "Open the URL that `cairn web` printed: it carries the access token.")
         if scope["method"] not in SAFE_METHODS and not _same_origin(headers, host):
             return _refuse(path, 403, "cross_origin", "Refused: state-changing requests must come from this page.")
-        if from_query is not None and scope["method"] == "GET" and not path.startswith("/api/"):
-            # Move the token from the address bar into an HttpOnly cookie.
-            rest = [(k, v) for k, v in query.multi_items() if k != "token"]
-            location = quote(path) + (f"?{urlencode(rest)}" if rest else "")
-            response = RedirectResponse(location, status_code=303)
-            response.set_cookie(self.cookie, self.token, httponly=True, samesite="strict", path="/")
-            return response
         return None
 
     def _host_allowed(self, host: str) -> bool:
@@ -80,21 +99,15 @@ class Guard:
             return True
         return port == str(self.port)
 
-    def _token_ok(self, headers: Headers, query: QueryParams) -> bool:
-        candidates = [query.get("token"), _cookie(headers, self.cookie)]
-        auth = headers.get("authorization", "")
-        if auth.lower().startswith("bearer "):
-            candidates.append(auth[7:].strip())
-        expected = self.token.encode()
-        return any(c is not None and secrets.compare_digest(c.encode(), expected) for c in candidates)
+    def _token_ok(self, offered: str | None) -> bool:
+        return offered is not None and secrets.compare_digest(offered.encode(), self.token.encode())
 
 
-def _cookie(headers: Headers, name: str) -> str | None:
-    for part in headers.get("cookie", "").split(";"):
-        key, _, value = part.strip().partition("=")
-        if key == name:
-            return value
-    return None
+def _bearer(headers: Headers) -> str | None:
+    auth = headers.get("authorization")
+    if auth is None or not auth.lower().startswith("bearer "):
+        return None
+    return auth[7:].strip()
 
 
 def _same_origin(headers: Headers, host: str) -> bool:
@@ -115,8 +128,13 @@ def _refuse(path: str, status: int, code: str, message: str) -> Response:
     return PlainTextResponse(message, status_code=status)
 
 
+def _local_location(value: bytes) -> bool:
+    """Whether a Location header stays on this origin (`//host` and `/\\host` leave it)."""
+    return value.startswith(b"/") and not value.startswith((b"//", b"/\\"))
+
+
 def _secure(send: Send) -> Send:
-    """A `send` that adds the security headers to every response."""
+    """A `send` that adds the security headers to every response and stops off-origin redirects."""
 
     async def patched(message: Message) -> None:
         if message["type"] == "http.response.start":
@@ -127,7 +145,12 @@ def _secure(send: Send) -> Send:
             if b"cache-control" not in names:
                 raw.append((b"cache-control", b"no-store"))
             raw.extend(h for h in SECURITY_HEADERS if h[0] not in names)
-            message = {**message, "headers": raw}
+            status = message["status"]
+            if any(name.lower() == b"location" and not _local_location(value) for name, value in raw):
+                # No route redirects today; this keeps a future one from sending a visitor elsewhere.
+                raw = [(name, value) for name, value in raw if name.lower() != b"location"]
+                status = 500
+            message = {**message, "status": status, "headers": raw}
         await send(message)
 
     return patched

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from engine.records import Backlink, ChannelEvidence, Hit, Neighbor, SearchResults
 
 _BASE = Template(files("ui.web").joinpath("templates/base.html").read_text(encoding="utf-8"))
+_SHELL = files("ui.web").joinpath("templates/shell.html").read_text(encoding="utf-8")
 e = html.escape
 
 
@@ -31,6 +32,11 @@ def page(title: str, content: str, *, vault: Path, script: str | None = None, bo
         vault_name=e(vault.name),
         vault_path=e(str(vault)),
     )
+
+
+def shell_page() -> str:
+    """The public page every page URL answers without the token: no vault data, only shell.js."""
+    return _SHELL
 
 
 def search_page(query: str, results_html: str) -> str:

@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
+import logging
 import mimetypes
+import stat
 from collections.abc import AsyncIterator, Callable
+from http import HTTPStatus
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
@@ -27,8 +31,9 @@ from engine.errors import (
     UnsafePath,
 )
 from ui.web import pages
-from ui.web.guard import Guard
+from ui.web.guard import Guard, security_headers
 from ui.web.indexing import BackgroundIndexer
+from ui.web.limits import BodyTooLarge, human_size, note_body_limit, read_body
 from ui.web.render import IMAGE_SUFFIXES, LinkTable, render_note
 
 if TYPE_CHECKING:
@@ -38,6 +43,9 @@ if TYPE_CHECKING:
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 CHANNELS: tuple[ChannelName, ...] = ("fulltext", "vectors", "graph")
 FILE_CSP = "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; sandbox"
+LIMIT_MESSAGE = "limit must be a whole number (1-200)"
+
+log = logging.getLogger("cairn.web")
 
 
 class BadPath(Exception):
@@ -49,7 +57,7 @@ def build_app(engine: Engine, token: str, *, port: int | None = None, reindex: b
 
     Args:
         engine: an open engine; the app never closes it.
-        token: the access token (query `?token=`, cookie, or `Authorization: Bearer`).
+        token: the access token (`Authorization: Bearer`, or `?token=` for /api/).
         port: the bound port the Host header must name (None accepts any port).
         reindex: run `engine.reindex()` in a background thread while the app runs.
     """
@@ -79,18 +87,14 @@ def build_app(engine: Engine, token: str, *, port: int | None = None, reindex: b
         Route("/api/notes/{path:path}", views.api_note_put, methods=["PUT"]),
         Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),
     ]
-    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={HTTPException: _http_error})
+    handlers = {HTTPException: views.http_error, CairnError: views.engine_error, Exception: views.server_error}
+    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers=handlers)
+    # A trailing-slash redirect would be the only redirect: every URL answers where it is.
+    app.router.redirect_slashes = False
     app.state.engine = engine
     app.state.indexer = indexer
-    app.add_middleware(Guard, token=token, port=port)
+    app.add_middleware(Guard, token=token, port=port, shell=pages.shell_page())
     return app
-
-
-async def _http_error(request: Request, exc: Exception) -> Response:
-    assert isinstance(exc, HTTPException)
-    if request.url.path.startswith("/api/"):
-        return JSONResponse({"error": "http", "message": exc.detail}, status_code=exc.status_code)
-    return HTMLResponse(pages.error_page(str(exc.status_code), str(exc.detail)), status_code=exc.status_code)
 
 
 def vault_path(raw: str) -> str:
@@ -126,17 +130,65 @@ class _Views:
         return self._page(code.replace("_", " "), pages.error_page(code.replace("_", " ").capitalize(), message),
                           status=status)
 
-    async def _guarded(self, request: Request, handler: Callable[[str], Response]) -> Response:
-        """Run `handler(path)` in the thread pool, mapping path and note errors to 400/404."""
+    # -- errors no handler caught --------------------------------------------------
+    async def http_error(self, request: Request, exc: Exception) -> Response:
+        """An HTTPException (a bad parameter, an unknown route or method) as JSON or an error page."""
+        assert isinstance(exc, HTTPException)
         try:
-            path = vault_path(request.path_params["path"])
-            return await run_in_threadpool(handler, path)
+            code = HTTPStatus(exc.status_code).phrase.lower().replace(" ", "_").replace("-", "_")
+        except ValueError:
+            code = "http_error"
+        return self._error(request, exc.status_code, code, str(exc.detail))
+
+    async def engine_error(self, request: Request, exc: Exception) -> Response:
+        """An engine error outside `_guarded` (say, a damaged index during a search), with its title."""
+        assert isinstance(exc, CairnError)
+        log.warning("%s %s: %s: %s", request.method, request.url.path, exc.title, exc)
+        statuses = ((NoteNotFound, 404), (UnsafePath, 400), (IndexLocked, 503))
+        status = next((code for kind, code in statuses if isinstance(exc, kind)), 500)
+        return self._error(request, status, "engine_error", f"{exc.title}: {exc}")
+
+    async def server_error(self, request: Request, exc: Exception) -> Response:
+        """Any other exception: a 500 that shows no internals; Starlette re-raises it, so the server logs it."""
+        message = "Cairn hit an unexpected error; the terminal running `cairn web` has the details."
+        response = self._error(request, 500, "internal", message)
+        # This runs outside the guard (Starlette's outermost layer), so it adds the headers itself.
+        response.headers.update(security_headers())
+        return response
+
+    async def _guarded(self, request: Request, handler: Callable[[str], Response]) -> Response:
+        """Run `handler(path)` in the thread pool, mapping path, note and file errors to 400/403/404."""
+        raw = request.path_params["path"]
+        try:
+            path = vault_path(raw)
+            return await run_in_threadpool(self._resolvable_then, handler, path)
         except (BadPath, UnsafePath) as exc:
             return self._error(request, 400, "unsafe_path", str(exc))
         except NoteNotFound as exc:
             return self._error(request, 404, "not_found", f"No note at {exc}")
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError) as exc:
             return self._error(request, 404, "not_found", f"No file: {exc.filename}")
+        except PermissionError:
+            return self._error(request, 403, "forbidden", f"Cairn may not open {raw!r} (permission denied)")
+        except OSError as exc:
+            if exc.errno in (errno.ELOOP, errno.ENAMETOOLONG):
+                return self._error(request, 400, "unsafe_path", f"cannot open {raw!r}: {exc.strerror}")
+            raise
+
+    def _resolvable_then(self, handler: Callable[[str], Response], path: str) -> Response:
+        """Refuse a path that cannot be resolved (a symlink loop) or is no file or folder, then run `handler`."""
+        try:
+            target = self.engine.resolve_path(path)
+        except RuntimeError as exc:  # pathlib's "Symlink loop" (Python < 3.13 raises no OSError)
+            raise BadPath(f"{path!r} is a symlink loop") from exc
+        try:
+            mode: int | None = target.stat().st_mode
+        except (FileNotFoundError, NotADirectoryError):
+            mode = None  # nothing there yet: a note may be created
+        if mode is not None and not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+            # Reading a FIFO or a device would block this thread for good.
+            raise BadPath(f"{path!r} is not a regular file")
+        return handler(path)
 
     def _read(self, path: str) -> NoteText:
         """A note as it is on disk now: LF text, decoded as the indexer reads it, and the sha of its bytes."""
@@ -149,15 +201,16 @@ class _Views:
         params = request.query_params
         query = params.get("q", "")
         try:
-            limit = max(1, min(200, int(params.get("limit", "20"))))
+            limit = max(1, min(200, int(params.get("limit") or "20")))
         except ValueError:
-            raise HTTPException(400, "limit must be a number") from None
-        names = [c.strip() for c in params.get("channels", ",".join(CHANNELS)).split(",") if c.strip()]
+            raise HTTPException(400, LIMIT_MESSAGE) from None
+        names = [c.strip() for c in params.get("channels", "").split(",") if c.strip()]
         unknown = [c for c in names if c not in CHANNELS]
         if unknown:
             raise HTTPException(400, f"unknown channel(s): {', '.join(unknown)}")
         as_you_type = params.get("typing", "1" if typing else "0") not in ("0", "false", "")
-        channels = tuple(c for c in CHANNELS if c in names)
+        # Naming no channel (`channels=`, `channels=,`) asks for no restriction: all of them.
+        channels = tuple(c for c in CHANNELS if c in names) or CHANNELS
         return self.engine.search(query, limit=limit, channels=channels, as_you_type=as_you_type)
 
     # -- pages ---------------------------------------------------------------------
@@ -274,9 +327,18 @@ class _Views:
         return await self._guarded(request, build)
 
     async def api_note_put(self, request: Request) -> Response:
+        max_note = self.engine.config.max_file_bytes
+        too_large = f"a note may be at most {human_size(max_note)} (the index's max_file_bytes)"
         try:
-            body = json.loads(await request.body())
-        except (ValueError, UnicodeDecodeError):
+            raw = await read_body(request, note_body_limit(max_note))
+        except BodyTooLarge:
+            return self._error(request, 413, "too_large", f"the request body is too large: {too_large}")
+        except ClientDisconnect:
+            # The client left mid-body: nothing to save and nobody to answer; not a server error.
+            return Response(status_code=400)
+        try:
+            body = json.loads(raw)
+        except (ValueError, UnicodeDecodeError, RecursionError):
             return self._error(request, 400, "bad_request", "the body must be JSON {text, expected_sha}")
         if not isinstance(body, dict) or not isinstance(body.get("text"), str) or "expected_sha" not in body:
             return self._error(request, 400, "bad_request", "the body must be JSON {text, expected_sha}")

@@ -1,4 +1,5 @@
 // Shared by every page: shows what the background reindex and the vector channel are doing.
+// Pages run inside the shell (shell.js), whose `cairn.fetch` sends the access token.
 "use strict";
 
 (() => {
@@ -25,8 +26,12 @@
   async function poll() {
     let again = true;
     try {
-      const response = await fetch("/api/status", { headers: { Accept: "application/json" } });
-      if (response.ok) {
+      const response = await cairn.fetch("/api/status", { headers: { Accept: "application/json" } });
+      if (response.status === 401) {
+        badge.textContent = "token expired: open the URL cairn web printed";
+        badge.dataset.state = "error";
+        again = false;
+      } else if (response.ok) {
         const view = describe(await response.json());
         badge.textContent = view.text;
         badge.dataset.state = view.state;

@@ -23,7 +23,7 @@
   }
 
   async function put(target, expectedSha, asUtf8 = false) {
-    return fetch(`/api/notes/${encodePath(target)}`, {
+    return cairn.fetch(`/api/notes/${encodePath(target)}`, {
       method: "PUT",
       headers: { "Content-Type": "application/json" },
       body: JSON.stringify({ text: textarea.value, expected_sha: expectedSha, as_utf8: asUtf8 }),

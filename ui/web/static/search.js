@@ -44,11 +44,15 @@
       return;
     }
     try {
-      const response = await fetch(`/search/results?q=${encodeURIComponent(query)}`, {
+      const response = await cairn.fetch(`/search/results?q=${encodeURIComponent(query)}`, {
         signal: controller.signal,
       });
       const body = await response.text();
       if (sequence !== latest) return; // a newer keystroke already owns the results
+      if (response.status === 401) {
+        showError("Search failed: the access token expired. Open the URL that `cairn web` printed.");
+        return;
+      }
       if (!response.ok) {
         showError(`Search failed (${response.status}).`);
         return;
