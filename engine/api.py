@@ -11,6 +11,7 @@ import posixpath
 import re
 import shutil
 import sqlite3
+import stat
 import threading
 import time
 from collections.abc import Collection, Iterable, Iterator, Sequence
@@ -756,9 +757,11 @@ class Engine:
         for linking in renamed.linking:
             try:
                 target = self.resolve_path(linking.path)
-                before = target.read_bytes()
+                before = _current_bytes(target)
+                if before is None:
+                    raise NoteNotFound(f"{linking.path} is gone")
                 stored = _decoded(linking.path, before)
-                assert stored is not None  # the bytes exist
+                assert stored is not None
                 wanted = frozenset(t.strip().casefold() for t in linking.targets)
                 changed_text, links = notes.retarget_text(stored.text, linking.path, wanted, retarget)
                 if links:
@@ -896,15 +899,22 @@ def _settle_heap() -> None:
 
 
 def _current_bytes(target: Path) -> bytes | None:
-    """The bytes of a note file now, or None when there is none."""
+    """The bytes of a note file now, or None when there is none; never blocks on a FIFO."""
     try:
-        return target.read_bytes()
+        fd = os.open(target, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
         return None
-    except IsADirectoryError as exc:
-        raise NoteNotSaved(f"{target.name} is a folder") from exc
     except OSError as exc:
         raise NoteNotSaved(f"{target.name} cannot be read: {exc.strerror or exc}") from exc
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise NoteNotSaved(f"{target.name} is not a regular file")
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            return handle.read()
+    except OSError as exc:
+        raise NoteNotSaved(f"{target.name} cannot be read: {exc.strerror or exc}") from exc
+    finally:
+        os.close(fd)
 
 
 def _decoded(path: str, data: bytes | None) -> DecodedNote | None:

@@ -451,3 +451,22 @@ def test_restored_endings_stay_linear_on_a_huge_rewrite() -> None:
     edited = "\n".join(f"LINE {i}" for i in range(60_000)) + "\n"
     data = notes.encode_text(edited, notes.TextFormat(newline="\r\n"), original)
     assert data.count(b"\r\n") == 60_000
+
+
+def test_a_fifo_named_like_a_note_is_refused_without_blocking(small: Engine) -> None:
+    os.mkfifo(small.vault / "pipe.md")
+    outcome: list[BaseException] = []
+
+    def save() -> None:
+        try:
+            small.save_note("pipe.md", "x", expected_sha="0" * 64)
+        except NoteNotSaved as exc:
+            outcome.append(exc)
+
+    worker = threading.Thread(target=save, daemon=True)
+    worker.start()
+    worker.join(timeout=30)
+    assert not worker.is_alive(), "the save blocked on the FIFO"
+    assert outcome and "not a regular file" in str(outcome[0])
+    with pytest.raises(NoteNotSaved):
+        small.read_note("pipe.md")

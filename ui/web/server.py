@@ -25,6 +25,7 @@ from engine.cli import results_to_json, status_to_json
 from engine.errors import (
     CairnError,
     EncodingMismatch,
+    IndexLocked,
     NoteNotFound,
     NoteNotSaved,
     SaveConflict,
