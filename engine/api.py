@@ -187,24 +187,31 @@ class Engine:
 
     def _open_catalog(self) -> Catalog:
         path = self.index_dir / "catalog.sqlite"
-        try:
-            catalog = Catalog(path)
-            if catalog.check() == "ok":
-                return catalog
-            catalog.close()
-            reason = "integrity check failed"
-        except IndexCorrupt as exc:
-            reason = str(exc)
+        lost = self._lost_catalog(path)
+        reason = lost
+        if not lost:
+            try:
+                catalog = Catalog(path)
+                if catalog.check() == "ok":
+                    return catalog
+                catalog.close()
+                reason = "integrity check failed"
+            except IndexCorrupt as exc:
+                reason = str(exc)
         if not self._can_repair:
             raise IndexCorrupt(f"catalog is damaged ({reason}) and {self.writer or 'another process'} is writing it")
         aside = path.with_name(f"catalog.damaged-{int(time.time())}.sqlite")
         for suffix in ("", "-wal", "-shm"):
             source = Path(f"{path}{suffix}")
             if source.exists():
+                # A journal left without its database would be replayed into the new one.
                 os.replace(source, Path(f"{aside}{suffix}"))
         self._manifest = Manifest()
         self._catalog_replaced = True
         catalog = Catalog(path)
+        if lost:
+            self.repairs.append(f"{lost}; rebuilt from the notes (the next reindex embeds them again)")
+            return catalog
         salvaged = 0
         for model_id, rows in salvage_embeddings(aside):
             catalog.store_embeddings(model_id, rows)
@@ -212,6 +219,25 @@ class Engine:
         kept = f"; {salvaged} cached embeddings recovered" if salvaged else ""
         self.repairs.append(f"catalog was damaged ({reason}); moved aside to {aside.name} and rebuilt from the notes{kept}")
         return catalog
+
+    def _lost_catalog(self, path: Path) -> str:
+        """Why the catalog is gone while the indexes derived from it are still there ("" if it is not).
+
+        SQLite opens a missing or 0-byte file as a new, empty database; taken at its word,
+        the repair at open would empty every other index to match it.
+        """
+        derived = ("fulltext", "vectors.faiss", "graph.pickle", "manifest.json")
+        if not any((self.index_dir / name).exists() for name in derived):
+            return ""  # a new index (or one killed while it was being created)
+        try:
+            size = path.stat().st_size
+        except FileNotFoundError:
+            return f"catalog is missing ({path.name} was deleted) but the indexes built from it are there"
+        except OSError:
+            return ""  # unreadable for another reason: opening it says which
+        if size == 0:
+            return f"catalog is empty ({path.name} has 0 bytes) but the indexes built from it are there"
+        return ""
 
     def _open_fulltext(self) -> FulltextChannel:
         directory = self.index_dir / "fulltext"
@@ -329,12 +355,12 @@ class Engine:
         state = self._index_state()
         if state == self._seen_state:
             return False
-        self._seen_state = state
         self._fulltext.refresh()
         if self._embedder is not None:
             self._vectors.update(self._catalog, (), ())
         self._graph.open(self._catalog)  # the writer may have saved this generation
         self._searcher.refresh_titles()
+        self._seen_state = state  # only now: a refresh that failed half-way is tried again
         return True
 
     def pending(self) -> tuple[str, ...]:
@@ -511,12 +537,22 @@ class Engine:
         Returns:
             Fused hits with evidence, per-channel status and timings, entities.
         """
+        stale = ""
         if time.monotonic() - self._last_refresh_check >= _REFRESH_EVERY_S:
-            self.refresh()
+            try:
+                self.refresh()
+            except Exception as exc:  # the views loaded before still answer; the next search retries
+                log.warning("could not pick up changes to the index: %s", exc, exc_info=True)
+                stale = f"showing the index as it was before: {type(exc).__name__}: {exc}"
         results = self._searcher.search(query, limit=limit, channels=channels, as_you_type=as_you_type)
-        if "vectors" in results.channels and self._embedder is None:
+        if ("vectors" in results.channels and self._embedder is None) or stale:
             channels_status = dict(results.channels)
-            channels_status["vectors"] = ChannelStatus("unavailable", 0.0, self._model_problem)
+            if stale:
+                for name, st in channels_status.items():
+                    if st.status == "ok":
+                        channels_status[name] = ChannelStatus("degraded", st.ms, stale)
+            if "vectors" in channels_status and self._embedder is None:
+                channels_status["vectors"] = ChannelStatus("unavailable", 0.0, self._model_problem)
             results = dataclasses.replace(results, channels=channels_status)
         return results
 

@@ -219,6 +219,40 @@ def test_garbage_catalog_is_moved_aside_and_rebuilt(
     assert counting.embedded == 0, "opening never embeds; the next reindex does"
 
 
+@pytest.mark.parametrize("damage", ["emptied", "deleted"])
+def test_empty_or_missing_catalog_is_damage_and_rebuilt_from_the_notes(
+    damaged: tuple[Path, Path], counting: CountingEmbedder, opened: list[Engine], damage: str
+) -> None:
+    vault, index_dir = damaged
+    catalog = index_dir / "catalog.sqlite"
+    if damage == "emptied":
+        catalog.write_bytes(b"")  # a 0-byte file opens as a new, empty database
+    else:
+        catalog.unlink()
+    engine = open_engine(vault, index_dir, counting, opened)
+    assert len(engine.repairs) == 1, engine.repairs
+    assert ("catalog is empty" if damage == "emptied" else "catalog is missing") in engine.repairs[0]
+    assert "rebuilt from the notes" in engine.repairs[0]
+    status = engine.status()
+    assert status.notes == len(list(vault.rglob("*.md")))
+    assert status.channel_counts["fulltext"] == status.notes == status.channel_counts["graph"]
+    results = engine.search("SQLCipher", as_you_type=False)
+    assert results.hits[0].path == "Meetings/2026/2026-03-25 Security Review.md"
+    assert results.channels["fulltext"].status == "ok" and results.channels["graph"].status == "ok"
+    engine.reindex()  # the embeddings lived in the catalog: this run computes them again
+    assert_healthy(engine, index_dir, counting)
+    assert engine.status().embedded_fraction == 1.0
+
+
+def test_a_new_index_is_not_reported_as_damaged(tmp_path: Path, counting: CountingEmbedder, opened: list[Engine]) -> None:
+    (tmp_path / "vault").mkdir()
+    engine = open_engine(tmp_path / "vault", tmp_path / "index", counting, opened)
+    assert engine.repairs == []
+    engine.close()
+    engine = open_engine(tmp_path / "vault", tmp_path / "index", counting, opened)
+    assert engine.repairs == [], "an empty vault's index opens again without a repair"
+
+
 def _checkpointed(catalog: Path) -> bytes:
     conn = sqlite3.connect(catalog)
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
