@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import enum
+import io
 import json
+import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -28,17 +30,43 @@ class Exit(enum.IntEnum):
     INDEX_LOCKED = 4
     INDEX_CORRUPT = 5
     QUALITY_BELOW_FLOOR = 6
+    OUTPUT_CLOSED = 141
 
 
 EXIT_HELP = """exit codes:
-  0  success
-  1  unexpected error
-  2  usage error (bad arguments, bad configuration)
-  3  the vault folder does not exist
-  4  another process is writing the index
-  5  the index is damaged beyond automatic repair
-  6  eval: a metric fell below a --min-* floor
+  0    success
+  1    unexpected error
+  2    usage error (bad arguments, bad configuration)
+  3    the vault folder does not exist
+  4    another process is writing the index
+  5    the index is damaged beyond automatic repair
+  6    eval: a metric fell below a --min-* floor
+  141  the output was closed early (`engine search ... | head -1`), as for SIGPIPE
 """
+
+CHANNEL_CHOICES = ("fulltext", "vectors", "graph")
+
+
+def channel_list(spec: str) -> tuple[str, ...]:
+    """`--channels`: a comma-separated, non-empty list of channel names (an argparse type)."""
+    names = tuple(dict.fromkeys(c.strip() for c in spec.split(",") if c.strip()))
+    unknown = [c for c in names if c not in CHANNEL_CHOICES]
+    if unknown:
+        raise argparse.ArgumentTypeError(f"unknown channel(s): {', '.join(unknown)} (choose from {', '.join(CHANNEL_CHOICES)})")
+    if not names:
+        raise argparse.ArgumentTypeError(f"name at least one channel: {', '.join(CHANNEL_CHOICES)}")
+    return names
+
+
+def positive_int(text: str) -> int:
+    """A whole number of at least 1 (an argparse type)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -73,11 +101,14 @@ def build_parser() -> argparse.ArgumentParser:
     search = add("search", "Search the vault; shows channel badges and evidence.")
     vault_args(search)
     search.add_argument("query", help="the query")
-    search.add_argument("--limit", type=int, default=10, help="maximum results (default 10)")
+    search.add_argument("--limit", type=positive_int, default=10, help="maximum results (default 10)")
     search.add_argument("--json", action="store_true", help="print one JSON object")
     search.add_argument("--explain", action="store_true", help="per-channel ranks, scores and entities")
     search.add_argument(
-        "--channels", default="fulltext,vectors,graph", help="comma-separated channels to use"
+        "--channels",
+        type=channel_list,
+        default=CHANNEL_CHOICES,
+        help="comma-separated channels to use, at least one (default fulltext,vectors,graph)",
     )
     search.add_argument("--typing", action="store_true", help="treat the last word as a prefix, as when typing")
 
@@ -117,6 +148,40 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `engine` console script."""
+    return run_console(lambda: _main(argv))
+
+
+def run_console(body: Callable[[], int]) -> int:
+    """Run a console script's body with output that is always valid UTF-8 and a quiet end on a closed pipe.
+
+    A name or query that is not valid UTF-8 reaches Python as lone surrogates; printed,
+    they would be invalid UTF-8 (or an encoding error), so they are written escaped.
+    When the reader of stdout goes away (`| head -1`), the command stops without a
+    traceback, with the exit code a SIGPIPE gives in a shell.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
+    try:
+        try:
+            return body()
+        finally:
+            sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's flush at exit
+    except BrokenPipeError:
+        # Point the process's own streams at /dev/null, so that what is left in their
+        # buffers does not fail again when the interpreter flushes them at exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        for stream, original in ((sys.stdout, sys.__stdout__), (sys.stderr, sys.__stderr__)):
+            if stream is original and stream is not None:
+                try:
+                    os.dup2(devnull, stream.fileno())
+                except (OSError, ValueError):
+                    continue  # no file descriptor behind it: nothing to flush there at exit
+        os.close(devnull)
+        return int(Exit.OUTPUT_CLOSED)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not args.command:
@@ -336,11 +401,7 @@ def _highlight(text: str, spans: Sequence[tuple[int, int]], tty: bool) -> str:
 
 
 def _search(args: argparse.Namespace) -> int:
-    channels = tuple(c.strip() for c in args.channels.split(",") if c.strip())
-    unknown = [c for c in channels if c not in ("fulltext", "vectors", "graph")]
-    if unknown:
-        print(f"error: unknown channel(s): {', '.join(unknown)}", file=sys.stderr)
-        return Exit.USAGE
+    channels = args.channels
     with _open(args) as engine:
         if engine.status().notes == 0:
             print("note: the index is empty; run `engine reindex VAULT` first", file=sys.stderr)
