@@ -340,7 +340,8 @@ def results_to_json(results: SearchResults) -> dict[str, Any]:
             }
         )
     return {
-        "query": results.query,
+        # What was typed, as valid UTF-8 (a command-line argument may carry bytes that are not).
+        "query": results.query.encode("utf-8", "backslashreplace").decode("utf-8"),
         "hits": hits,
         "channels": {
             name: {"status": st.status, "ms": st.ms, **({"message": st.message} if st.message else {})}
@@ -498,9 +499,11 @@ def _watch(args: argparse.Namespace) -> int:
 # -- status --------------------------------------------------------------------------
 def status_to_json(status: IndexStatus) -> dict[str, Any]:
     """The documented JSON shape of an index status (also served by the web API)."""
+    from engine.vault import printable_path
+
     return {
-        "vault": status.vault,
-        "index_dir": status.index_dir,
+        "vault": printable_path(status.vault),
+        "index_dir": printable_path(status.index_dir),
         "notes": status.notes,
         "chunks": status.chunks,
         "links": status.links,

@@ -29,6 +29,8 @@ __all__ = [
     "ScanResult",
     "VaultFile",
     "parse_note",
+    "path_problem",
+    "printable_path",
     "read_note",
     "scan_vault",
 ]
@@ -71,6 +73,55 @@ class ScanResult:
 
 def _is_note_name(name: str) -> bool:
     return name.lower().endswith(".md")
+
+
+# A name that is not valid UTF-8 reaches Python as lone surrogates (PEP 383): SQLite,
+# JSON and terminals cannot take them. Control characters (a line break, ESC) would
+# break every one-line listing of paths and can drive the terminal that prints them.
+_NOT_UTF8 = re.compile("[\ud800-\udfff]")
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _name_problem(name: str, *, folder: bool) -> str:
+    """Why a file or folder of this name cannot be indexed ("" when it can)."""
+    what, then = ("folder name", "its notes are not indexed; rename it") if folder else ("file name", "rename it to index it")
+    if _NOT_UTF8.search(name):
+        return f"{what} is not valid UTF-8 ({then})"
+    if _CONTROL.search(name):
+        return f"{what} contains a control character such as a line break ({then})"
+    return ""
+
+
+def path_problem(rel: str) -> str:
+    """Why a vault-relative path cannot be indexed because of its names ("" when it can)."""
+    parts = rel.split("/")
+    for depth, part in enumerate(parts, start=1):
+        problem = _name_problem(part, folder=depth < len(parts))
+        if problem:
+            return problem
+    return ""
+
+
+def printable_path(path: str) -> str:
+    """A path as valid UTF-8 on one line: bytes that are not UTF-8 as \\xNN, control characters escaped.
+
+    `caf\\xe9.md` names the file whose name is the bytes `caf`, 0xE9, `.md`.
+    """
+    if not _NOT_UTF8.search(path) and not _CONTROL.search(path):
+        return path
+    out: list[str] = []
+    for char in path:
+        code = ord(char)
+        if 0xDC80 <= code <= 0xDCFF:  # an undecodable byte, as os.fsdecode keeps it
+            out.append(f"\\x{code - 0xDC00:02x}")
+        elif 0xD800 <= code <= 0xDFFF:
+            out.append(f"\\u{code:04x}")
+        elif _CONTROL.match(char):
+            out.append(_ESCAPES.get(char, f"\\x{code:02x}"))
+        else:
+            out.append(char)
+    return "".join(out)
 
 
 def _within(real: str, root_real: str) -> bool:
@@ -128,6 +179,12 @@ def scan_vault(root: Path, excludes: tuple[str, ...] = ()) -> ScanResult:
     plain: list[tuple[str, str]] = [(root_real, "")]
     linked: list[tuple[str, str, str]] = []  # (link abs path, rel path, real target)
 
+    def unusable(rel: str, name: str, *, folder: bool) -> bool:
+        problem = _name_problem(name, folder=folder)
+        if problem:
+            skipped[rel] = problem
+        return bool(problem)
+
     def walk(abs_dir: str, rel_dir: str) -> None:
         try:
             with os.scandir(abs_dir) as it:
@@ -163,7 +220,7 @@ def scan_vault(root: Path, excludes: tuple[str, ...] = ()) -> ScanResult:
                 skipped[rel] = f"cannot stat: {exc.strerror or exc}"
                 continue
             if stat.S_ISDIR(st.st_mode):
-                if excluded(rel, True):
+                if excluded(rel, True) or unusable(rel, name, folder=True):
                     continue
                 real = os.path.realpath(entry.path)
                 if real in visited:
@@ -175,7 +232,7 @@ def scan_vault(root: Path, excludes: tuple[str, ...] = ()) -> ScanResult:
                 _add_file(entry.path, rel, st)
 
     def _add_file(abs_path: str, rel: str, st: os.stat_result) -> None:
-        if excluded(rel, False):
+        if excluded(rel, False) or unusable(rel, rel.rsplit("/", 1)[-1], folder=False):
             return
         if not stat.S_ISREG(st.st_mode):
             skipped[rel] = "not a regular file"
@@ -186,6 +243,11 @@ def scan_vault(root: Path, excludes: tuple[str, ...] = ()) -> ScanResult:
             attachments.add(rel)
 
     def _visit_symlink(abs_path: str, rel: str) -> None:
+        name = rel.rsplit("/", 1)[-1]
+        if _name_problem(name, folder=False):
+            if not excluded(rel, False) and not excluded(rel, True):
+                unusable(rel, name, folder=os.path.isdir(abs_path))
+            return
         real = os.path.realpath(abs_path)
         if not _within(real, root_real):
             if not excluded(rel, False) and not excluded(rel, True):
@@ -241,7 +303,7 @@ def scan_vault(root: Path, excludes: tuple[str, ...] = ()) -> ScanResult:
     return ScanResult(
         notes=tuple(notes[p] for p in sorted(notes)),
         attachments=tuple(sorted(attachments)),
-        skipped=tuple(SkippedFile(p, skipped[p]) for p in sorted(skipped)),
+        skipped=tuple(SkippedFile(printable_path(p), skipped[p]) for p in sorted(skipped)),
     )
 
 

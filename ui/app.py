@@ -11,6 +11,7 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
+from engine.vault import printable_path
 from ui.dialogs.choice import ChoiceDialog
 from ui.screens.editor import EditorScreen
 from ui.screens.main import MainScreen
@@ -40,7 +41,7 @@ class CairnApp(App[None]):
 
     def on_mount(self) -> None:
         self.theme = self.config.dark_theme if self.config.start_dark else self.config.light_theme
-        self.sub_title = str(self.engine.vault)
+        self.sub_title = printable_path(str(self.engine.vault))  # a folder name may not be UTF-8
         self.push_screen(self.main_screen)
 
     def action_search(self) -> None:
