@@ -48,6 +48,7 @@ from engine.storage import (
     WriterLock,
     describe_holder,
     dir_size,
+    index_writes,
     resolve_index_dir,
     salvage_embeddings,
 )
@@ -83,16 +84,20 @@ class Engine:
         self._reindex_lock = threading.Lock()
         self._turn = threading.Condition()
         self._waiting_writers = 0
+        # Set when a reindex stopped half-way (a full disk): the catalog may hold notes
+        # that the derived indexes and the link table do not reflect yet.
+        self._derived_lag = False
         self._lock = WriterLock(index_dir / "writer.lock")
         # Repairs write to the index, so only a process that can take the writer lock
         # makes them; while another process writes, this one just reads.
-        self._can_repair = self._lock.try_acquire()
-        try:
-            self._open_indexes()
-            self._start(vault, config, embedder)
-        finally:
-            if self._can_repair:
-                self._lock.release()
+        with index_writes():
+            self._can_repair = self._lock.try_acquire()
+            try:
+                self._open_indexes()
+                self._start(vault, config, embedder)
+            finally:
+                if self._can_repair:
+                    self._lock.release()
         _settle_heap()
 
     def _start(self, vault: Path, config: EngineConfig, embedder: Embedder | None) -> None:
@@ -431,12 +436,20 @@ class Engine:
 
         Raises:
             IndexLocked: another process is writing this index.
+            IndexWriteFailed: the disk is full or the index is read-only; nothing is
+                lost, and the next reindex catches up with what this one could not write.
         """
         backlog = embed and paths is None and self._embedder is not None
-        with self._writer_turn(), self._lock.held():
+        with self._writer_turn(), self._lock.held(), index_writes():
             self._catch_up()  # another process may have written since this one last looked
-            report = self._indexer.reindex(paths, full=full, progress=progress, embed=embed and not backlog)
-            self._commit_generations()
+            if self._derived_lag:
+                self._catch_up_derived()
+            try:
+                report = self._indexer.reindex(paths, full=full, progress=progress, embed=embed and not backlog)
+                self._commit_generations()
+            except BaseException:
+                self._derived_lag = True
+                raise
         if paths is None:
             _settle_heap()  # a full pass may have rebuilt the graph
         if not backlog:
@@ -456,7 +469,7 @@ class Engine:
         total = 0
         while True:
             try:
-                with self._writer_turn(), self._lock.held():
+                with self._writer_turn(), self._lock.held(), index_writes():
                     done = self._indexer.embed_pending(progress, should_yield=self._writers_waiting)
                     if done:
                         self._vectors.save()
@@ -485,6 +498,19 @@ class Engine:
         finally:
             self._reindex_lock.release()
 
+    def _catch_up_derived(self) -> None:
+        """Bring links, full text, vectors and graph back in step with the catalog after a reindex failed half-way.
+
+        The catalog is written in batches before anything derived from it: notes a failed
+        run committed look unchanged to the next scan, so only a comparison with the
+        catalog finds them (as the repair at open does after a kill).
+        """
+        self._indexer.resolve_all_links()
+        self._sync_derived()
+        self._graph.open(self._catalog)  # rebuilt unless the saved graph matches the catalog
+        self._searcher.refresh_titles()
+        self._derived_lag = False
+
     def _writers_waiting(self) -> bool:
         return self._waiting_writers > 0
 
@@ -505,7 +531,7 @@ class Engine:
 
     def embed_pending(self, progress: ProgressFn | None = None, *, paths: Collection[str] | None = None) -> int:
         """Embed chunks that have no vector yet (what `reindex(embed=False)` left); `paths` limits to those notes."""
-        with self._writer_turn(), self._lock.held():
+        with self._writer_turn(), self._lock.held(), index_writes():
             self._catch_up()
             done = self._indexer.embed_pending(progress or (lambda _p: None), paths=paths)
             self._vectors.save()
@@ -542,7 +568,7 @@ class Engine:
             try:
                 self.refresh()
             except Exception as exc:  # the views loaded before still answer; the next search retries
-                log.warning("could not pick up changes to the index: %s", exc, exc_info=True)
+                log.debug("could not pick up changes to the index", exc_info=True)  # said in the statuses
                 stale = f"showing the index as it was before: {type(exc).__name__}: {exc}"
         results = self._searcher.search(query, limit=limit, channels=channels, as_you_type=as_you_type)
         if ("vectors" in results.channels and self._embedder is None) or stale:

@@ -343,6 +343,12 @@ class Indexer:
             with self._catalog.transaction() as conn:
                 self._catalog.set_resolutions(conn, updates)
 
+    def resolve_all_links(self) -> None:
+        """Resolve every link in the catalog again (after a run stopped between writing notes and resolving them)."""
+        self._resolver = None
+        self._resolve_links([], titles_changed=True)
+        self._resolver_generation = self._catalog.generation
+
     def embed_pending(
         self,
         report: ProgressFn,

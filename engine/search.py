@@ -456,7 +456,7 @@ def _degrading(statuses: dict[ChannelName, ChannelStatus], name: ChannelName, wo
     try:
         return work()
     except Exception as exc:  # a broken channel degrades the search, never fails it
-        log.warning("the %s channel failed: %s", name, exc, exc_info=True)
+        log.debug("the %s channel failed", name, exc_info=True)  # the status carries the message
         before = statuses.get(name)
         if before is not None and before.status != "unavailable":
             statuses[name] = ChannelStatus("degraded", before.ms, f"{type(exc).__name__}: {exc}")
