@@ -14,13 +14,13 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 from index_checks import notes_with_embedded_chunks
+from vault_copy import copy_sample_vault
 
 from engine.api import Engine
 from engine.embedder import Embedder, load_default_embedder
 from engine.storage import MANIFEST_VERSION
 
 ROOT = Path(__file__).resolve().parent.parent
-SAMPLE_VAULT = ROOT / "sample_vault"
 
 
 class CountingEmbedder:
@@ -52,7 +52,7 @@ def real_embedder() -> Embedder:
 def indexed_base(tmp_path_factory: pytest.TempPathFactory, real_embedder: Embedder) -> Path:
     """A vault copy indexed once with the real model; tests damage copies of it."""
     base = tmp_path_factory.mktemp("corruption-base")
-    shutil.copytree(SAMPLE_VAULT, base / "vault")
+    copy_sample_vault(base / "vault")
     with Engine.open(base / "vault", index_dir=base / "index", embedder=real_embedder) as engine:
         engine.reindex()
     return base

@@ -13,7 +13,12 @@ SAMPLE_VAULT = ROOT / "sample_vault"
 _LEFTOVERS = shutil.ignore_patterns(".cairn", ".trash", "*.tmp")
 
 
+def copy_vault(source: Path, target: Path) -> Path:
+    """Copy a vault's notes and attachments to `target` (which must not exist yet) and return it."""
+    shutil.copytree(source, target, ignore=_LEFTOVERS)
+    return target
+
+
 def copy_sample_vault(target: Path) -> Path:
     """Copy sample_vault/'s notes to `target` (which must not exist yet) and return it."""
-    shutil.copytree(SAMPLE_VAULT, target, ignore=_LEFTOVERS)
-    return target
+    return copy_vault(SAMPLE_VAULT, target)
