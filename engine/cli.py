@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from engine.errors import CairnError, ConfigError, IndexCorrupt, IndexLocked, VaultNotFound
+from engine.names import printable_path
 
 if TYPE_CHECKING:
     from engine.api import Engine
@@ -389,15 +390,24 @@ def badges(hit: Any) -> list[str]:
     return out
 
 
+def _shown(text: str) -> str:
+    """Text from a note on one line of a terminal: line breaks as spaces, other control characters escaped.
+
+    A note may hold an ESC (they are allowed in text); printed raw, it would drive the
+    terminal of whoever runs the search.
+    """
+    return printable_path(text.replace("\n", " "))
+
+
 def _highlight(text: str, spans: Sequence[tuple[int, int]], tty: bool) -> str:
     if not spans:
-        return text
+        return _shown(text)
     on, off = ("\x1b[1;33m", "\x1b[0m") if tty else ("[", "]")
     pieces, last = [], 0
     for start, end in spans:
-        pieces.extend([text[last:start], on, text[start:end], off])
+        pieces.extend([_shown(text[last:start]), on, _shown(text[start:end]), off])
         last = end
-    pieces.append(text[last:])
+    pieces.append(_shown(text[last:]))
     return "".join(pieces)
 
 
@@ -413,10 +423,10 @@ def _search(args: argparse.Namespace) -> int:
     out = sys.stdout
     tty = out.isatty()
     for number, hit in enumerate(results.hits, start=1):
-        out.write(f"{number:>2}. {hit.title}  ({hit.path})\n")
-        out.write(f"    {hit.label}  {'  '.join(f'[{b}]' for b in badges(hit))}\n")
-        heading = f"{hit.snippet.heading} · " if hit.snippet.heading else ""
-        snippet = _highlight(hit.snippet.text, hit.snippet.highlights, tty).replace("\n", " ")
+        out.write(f"{number:>2}. {_shown(hit.title)}  ({_shown(hit.path)})\n")
+        out.write(f"    {hit.label}  {_shown('  '.join(f'[{b}]' for b in badges(hit)))}\n")
+        heading = f"{_shown(hit.snippet.heading)} · " if hit.snippet.heading else ""
+        snippet = _highlight(hit.snippet.text, hit.snippet.highlights, tty)
         out.write(f"    {heading}line {hit.snippet.line}: {snippet}\n")
         if args.explain:
             for name, ev in hit.channels.items():
@@ -427,7 +437,7 @@ def _search(args: argparse.Namespace) -> int:
                     detail = f" path={' → '.join(ev.graph_path)}" + (f" ({ev.graph_relation})" if ev.graph_relation else "")
                 if ev.chunk_id is not None:
                     detail += f" chunk={ev.chunk_id}"
-                out.write(f"      {name:<8} rank {ev.rank:<3} score {round(ev.score, 4):<8}{detail}\n")
+                out.write(f"      {name:<8} rank {ev.rank:<3} score {round(ev.score, 4):<8}{_shown(detail)}\n")
             out.write(f"      fused score {hit.score}\n")
     if not results.hits:
         out.write("no results\n")
@@ -440,8 +450,8 @@ def _search(args: argparse.Namespace) -> int:
             )
             + f"; total {results.total_ms:.1f}ms\n"
         )
-        out.write(f"entities recognized: {', '.join(results.recognized_entities) or '-'}\n")
-        out.write(f"entities expanded:   {', '.join(results.expanded_entities) or '-'}\n")
+        out.write(f"entities recognized: {_shown(', '.join(results.recognized_entities)) or '-'}\n")
+        out.write(f"entities expanded:   {_shown(', '.join(results.expanded_entities)) or '-'}\n")
         out.write(f"asks for:            {asked_kind_text(results, count=True) or '-'}\n")
     for name, st in results.channels.items():
         if st.status != "ok" and not args.explain:
@@ -484,7 +494,7 @@ def _watch(args: argparse.Namespace) -> int:
 
         signal.signal(signal.SIGTERM, on_signal)
         signal.signal(signal.SIGINT, on_signal)
-        print(f"watching {engine.vault} (ctrl+c stops)", file=sys.stderr)
+        print(f"watching {_shown(str(engine.vault))} (ctrl+c stops)", file=sys.stderr)
         run_watch(
             engine,
             stop,
@@ -499,8 +509,6 @@ def _watch(args: argparse.Namespace) -> int:
 # -- status --------------------------------------------------------------------------
 def status_to_json(status: IndexStatus) -> dict[str, Any]:
     """The documented JSON shape of an index status (also served by the web API)."""
-    from engine.vault import printable_path
-
     return {
         "vault": printable_path(status.vault),
         "index_dir": printable_path(status.index_dir),
@@ -531,7 +539,7 @@ def _status(args: argparse.Namespace) -> int:
         return Exit.OK
     out = sys.stdout
     last = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(status.last_update)) if status.last_update else "never"
-    out.write(f"vault:      {status.vault}\nindex:      {status.index_dir} ({status.index_bytes / 1e6:.1f} MB)\n")
+    out.write(f"vault:      {_shown(status.vault)}\nindex:      {_shown(status.index_dir)} ({status.index_bytes / 1e6:.1f} MB)\n")
     out.write(f"notes:      {status.notes} ({status.chunks} chunks, {status.links} links, {status.dangling_links} dangling)\n")
     out.write(f"entities:   {status.entities}\n")
     out.write(f"embedded:   {status.embedded_chunks}/{status.chunks} chunks ({status.embedded_fraction:.0%})\n")

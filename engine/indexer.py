@@ -26,17 +26,9 @@ from engine.chunking import CHUNKER_VERSION, chunk_note
 from engine.config import EngineConfig
 from engine.embedder import Embedder, embed_in_batches
 from engine.entities import extract_capitalized_words, extract_names, normalize
+from engine.names import path_problem, printable_path
 from engine.records import Chunk, NoteInfo, Progress, ReindexReport, SkippedFile
-from engine.vault import (
-    LinkResolver,
-    NoteUnreadable,
-    VaultFile,
-    parse_note,
-    path_problem,
-    printable_path,
-    read_note,
-    scan_vault,
-)
+from engine.vault import LinkResolver, NoteUnreadable, VaultFile, parse_note, read_note, scan_vault
 
 log = logging.getLogger("cairn.indexer")
 

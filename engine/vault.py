@@ -21,6 +21,7 @@ import yaml
 from markdown_it import MarkdownIt
 
 from engine.errors import CairnError, VaultNotFound
+from engine.names import name_problem, printable_path
 from engine.records import Heading, Link, ParsedNote, SkippedFile
 
 __all__ = [
@@ -29,8 +30,6 @@ __all__ = [
     "ScanResult",
     "VaultFile",
     "parse_note",
-    "path_problem",
-    "printable_path",
     "read_note",
     "scan_vault",
 ]
@@ -73,55 +72,6 @@ class ScanResult:
 
 def _is_note_name(name: str) -> bool:
     return name.lower().endswith(".md")
-
-
-# A name that is not valid UTF-8 reaches Python as lone surrogates (PEP 383): SQLite,
-# JSON and terminals cannot take them. Control characters (a line break, ESC) would
-# break every one-line listing of paths and can drive the terminal that prints them.
-_NOT_UTF8 = re.compile("[\ud800-\udfff]")
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
-_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
-
-
-def _name_problem(name: str, *, folder: bool) -> str:
-    """Why a file or folder of this name cannot be indexed ("" when it can)."""
-    what, then = ("folder name", "its notes are not indexed; rename it") if folder else ("file name", "rename it to index it")
-    if _NOT_UTF8.search(name):
-        return f"{what} is not valid UTF-8 ({then})"
-    if _CONTROL.search(name):
-        return f"{what} contains a control character such as a line break ({then})"
-    return ""
-
-
-def path_problem(rel: str) -> str:
-    """Why a vault-relative path cannot be indexed because of its names ("" when it can)."""
-    parts = rel.split("/")
-    for depth, part in enumerate(parts, start=1):
-        problem = _name_problem(part, folder=depth < len(parts))
-        if problem:
-            return problem
-    return ""
-
-
-def printable_path(path: str) -> str:
-    """A path as valid UTF-8 on one line: bytes that are not UTF-8 as \\xNN, control characters escaped.
-
-    `caf\\xe9.md` names the file whose name is the bytes `caf`, 0xE9, `.md`.
-    """
-    if not _NOT_UTF8.search(path) and not _CONTROL.search(path):
-        return path
-    out: list[str] = []
-    for char in path:
-        code = ord(char)
-        if 0xDC80 <= code <= 0xDCFF:  # an undecodable byte, as os.fsdecode keeps it
-            out.append(f"\\x{code - 0xDC00:02x}")
-        elif 0xD800 <= code <= 0xDFFF:
-            out.append(f"\\u{code:04x}")
-        elif _CONTROL.match(char):
-            out.append(_ESCAPES.get(char, f"\\x{code:02x}"))
-        else:
-            out.append(char)
-    return "".join(out)
 
 
 def _within(real: str, root_real: str) -> bool:
@@ -180,7 +130,7 @@ def scan_vault(root: Path, excludes: tuple[str, ...] = ()) -> ScanResult:
     linked: list[tuple[str, str, str]] = []  # (link abs path, rel path, real target)
 
     def unusable(rel: str, name: str, *, folder: bool) -> bool:
-        problem = _name_problem(name, folder=folder)
+        problem = name_problem(name, folder=folder)
         if problem:
             skipped[rel] = problem
         return bool(problem)
@@ -244,7 +194,7 @@ def scan_vault(root: Path, excludes: tuple[str, ...] = ()) -> ScanResult:
 
     def _visit_symlink(abs_path: str, rel: str) -> None:
         name = rel.rsplit("/", 1)[-1]
-        if _name_problem(name, folder=False):
+        if name_problem(name, folder=False):
             if not excluded(rel, False) and not excluded(rel, True):
                 unusable(rel, name, folder=os.path.isdir(abs_path))
             return

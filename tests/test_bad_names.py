@@ -19,7 +19,8 @@ from vault_copy import copy_sample_vault
 
 from engine.api import Engine
 from engine.embedder import HashEmbedder
-from engine.vault import path_problem, printable_path, scan_vault
+from engine.names import path_problem, printable_path
+from engine.vault import scan_vault
 
 ROOT = Path(__file__).resolve().parent.parent
 

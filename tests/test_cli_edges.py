@@ -122,3 +122,20 @@ def test_run_console_passes_other_errors_on() -> None:
 
     with pytest.raises(RuntimeError):
         run_console(broken)
+
+
+def test_control_characters_from_a_note_never_reach_the_terminal(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "Evil.md").write_bytes(b"# Evil \x1b]0;owned\x07 title\n\nThe \x1b[2J tarantula line.\n")
+    base = [str(vault), "--index-dir", str(tmp_path / "index"), "--no-model"]
+    subprocess.run([sys.executable, "-m", "engine", "reindex", *base], check=True, capture_output=True, cwd=ROOT, timeout=120)
+    for extra in ([], ["--explain"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "engine", "search", *base, "tarantula evil", *extra],
+            capture_output=True, text=True, cwd=ROOT, timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+        assert "Evil.md" in done.stdout
+        assert "\x1b" not in done.stdout and "\x07" not in done.stdout, done.stdout
+        assert "\\x1b" in done.stdout, "shown escaped, not dropped"

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from engine.cli import asked_kind_text, badges
-from engine.vault import printable_path
+from engine.names import printable_path
 from ui.web.render import note_url
 
 if TYPE_CHECKING:
