@@ -7,6 +7,7 @@ import errno
 import fcntl
 import hashlib
 import json
+import logging
 import os
 import socket
 import sqlite3
@@ -22,6 +23,8 @@ from engine.errors import IndexLocked, IndexWriteFailed
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
+
+log = logging.getLogger("cairn.storage")
 
 # 2: full-text documents carry their folder names with the tags; 3: accents folded.
 MANIFEST_VERSION = 3
@@ -194,8 +197,13 @@ class WriterLock:
             os.close(fd)
             return False
         info = {"pid": os.getpid(), "host": socket.gethostname(), "command": process_label(), "since": time.time()}
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, json.dumps(info).encode(), 0)
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, json.dumps(info).encode(), 0)
+        except OSError as exc:
+            # The flock is the lock; its content only names the holder in messages. A full
+            # disk must not keep a process from opening (and searching) the index.
+            log.warning("could not record the writer in %s: %s", self.path, exc)
         self._fd = fd
         return True
 

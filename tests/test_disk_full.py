@@ -31,7 +31,7 @@ from engine.catalog import Catalog
 from engine.cli import Exit, main
 from engine.embedder import HashEmbedder
 from engine.errors import CairnError, IndexWriteFailed
-from engine.storage import write_failure
+from engine.storage import WriterLock, write_failure
 from engine.watch import VaultWatcher, WatchBatch, describe
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -249,6 +249,20 @@ def test_reindex_cli_says_the_disk_is_full(engine: Engine, disk: FullDisk, capsy
     assert "error: Could not write the index: the disk is full" in err and "Traceback" not in err
 
 
+def test_the_writer_lock_is_taken_when_its_holder_cannot_be_recorded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def full(*_args: object) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "pwrite", full)
+    lock = WriterLock(tmp_path / "writer.lock")
+    assert lock.try_acquire(), "the flock is the lock; the name of its holder is a courtesy"
+    assert not WriterLock(tmp_path / "writer.lock").try_acquire()
+    lock.release()
+    assert WriterLock(tmp_path / "writer.lock").try_acquire()
+
+
 def _user_namespaces() -> bool:
     if shutil.which("unshare") is None:
         return False
@@ -292,6 +306,8 @@ def test_engine_watch_on_a_really_full_disk(tmp_path: Path) -> None:
                     handle.flush()
             except OSError as exc:
                 assert exc.errno == errno.ENOSPC
+        with Engine.open(vault, index_dir=mounted, embedder=None) as reader:
+            assert reader.search("offline sync conflicts", as_you_type=False).hits, "a full disk still answers searches"
         _note(vault, "Inbox/Quoll.md", "# Quoll\n\nA quollword note written while the disk is full.\n")
         failed = wait_for("indexing failed")
         assert "Could not write the index: the disk is full" in failed and "still watching" in failed, failed
