@@ -196,6 +196,21 @@ def test_a_reindex_stopped_half_way_is_caught_up_by_the_next(
     assert engine.search("Quoll" if fails == "full text" else "Bulk 003", as_you_type=False).channels["graph"].status == "ok"
 
 
+def test_searches_answer_after_a_first_index_filled_the_disk(sample_copy: Path, tmp_path: Path, disk: FullDisk) -> None:
+    with Engine.open(sample_copy, index_dir=tmp_path / "index", embedder=HashEmbedder()) as engine:
+        disk.notes_before_full = 20  # a batch of notes is written, the full-text index never
+        with pytest.raises(IndexWriteFailed):
+            engine.reindex()
+        for typed in ("o", "off", "offline sync", "offline sync conflicts"):
+            results = engine.search(typed)
+            assert all(st.status != "unavailable" for st in results.channels.values()), results.channels
+        disk.full = False
+        disk.notes_before_full = None
+        engine.reindex()
+        assert "Projects/Atlas/Offline Sync Conflicts.md" in [hit.path for hit in engine.search("offline sync conflicts").hits[:3]]
+        consistent(engine)
+
+
 def test_the_watcher_keeps_running_through_a_full_disk_and_catches_up(engine: Engine, disk: FullDisk) -> None:
     batches = Batches()
     watcher = VaultWatcher(engine, batches)

@@ -150,6 +150,7 @@ def test_searches_typed_during_a_first_index_answer(tmp_path: Path, model: Embed
     typist.start()
     try:
         engine.reindex()
+        engine.reindex(full=True)  # the full-text index is rebuilt under the searches
     finally:
         done.set()
         typist.join(60)
@@ -158,6 +159,11 @@ def test_searches_typed_during_a_first_index_answer(tmp_path: Path, model: Embed
     assert answered
     for results in answered:
         check(results, 20)
+
+
+def test_any_limit_answers(vaults: dict[str, Engine]) -> None:
+    for limit in (0, 1, 10**9):
+        check(vaults["sample"].search("offline sync", limit=limit), max(limit, 0))
 
 
 class _Broken:
