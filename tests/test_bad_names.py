@@ -32,6 +32,10 @@ BAD_FILES = [
     (b"Inbox/tab\there.md", "Inbox/tab\\there.md"),
     (b"Inbox/\x1b[31mred.md", "Inbox/\\x1b[31mred.md"),
     (b"Inbox/photo\xe9.png", "Inbox/photo\\xe9.png"),
+    (b"Inbox/sur\xed\xa0\x80.md", "Inbox/sur\\xed\\xa0\\x80.md"),  # a UTF-8-encoded surrogate
+    (b"Inbox/over\xc0\x80long.md", "Inbox/over\\xc0\\x80long.md"),  # an overlong NUL
+    (b"Inbox/del\x7f.md", "Inbox/del\\x7f.md"),
+    (b"Inbox/nel\xc2\x85.md", "Inbox/nel\\x85.md"),  # U+0085, a C1 line break, valid UTF-8
 ]
 BAD_FOLDER = (b"Archiv\xe9", "Archiv\\xe9")
 
