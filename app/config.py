@@ -26,6 +26,7 @@ class UIConfig:
     editor_soft_wrap: bool = True
     index_on_start: bool = True
     watch: bool = True
+    cursor_blink: bool = True  # false: a steady cursor in the search box and the editor
 
 
 @dataclass(frozen=True)

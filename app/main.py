@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from engine.cli import exit_code
+from engine.cli import exit_code, run_console
 from engine.errors import CairnError
 
 SUBCOMMANDS = ("tui", "web")
@@ -51,6 +51,10 @@ def _web_module() -> object | None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `cairn` console script."""
+    return run_console(lambda: _main(argv))
+
+
+def _main(argv: Sequence[str] | None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     if not arguments or (arguments[0] not in SUBCOMMANDS and arguments[0] not in ("-h", "--help")):
         arguments.insert(0, "tui")

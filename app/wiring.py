@@ -41,8 +41,12 @@ def build_app(
     *,
     show_timings: bool | None = None,
     index_on_start: bool | None = None,
+    cursor_blink: bool | None = None,
 ) -> CairnApp:
-    """The Cairn TUI over an open engine; snapshot tests pass `show_timings=False`."""
+    """The Cairn TUI over an open engine; tests pass `show_timings=False` and `cursor_blink=False`.
+
+    Timings and a blinking cursor would make a snapshot depend on when it was taken.
+    """
     from ui.app import CairnApp
 
     ui_config = (config or AppConfig()).ui
@@ -50,4 +54,6 @@ def build_app(
         ui_config = replace(ui_config, show_timings=show_timings)
     if index_on_start is not None:
         ui_config = replace(ui_config, index_on_start=index_on_start)
+    if cursor_blink is not None:
+        ui_config = replace(ui_config, cursor_blink=cursor_blink)
     return CairnApp(engine, ui_config)

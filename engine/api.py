@@ -61,6 +61,7 @@ from engine.storage import (
     WriterLock,
     describe_holder,
     dir_size,
+    index_writes,
     resolve_index_dir,
     salvage_embeddings,
 )
@@ -97,18 +98,22 @@ class Engine:
         self._reindex_lock = threading.Lock()
         self._turn = threading.Condition()
         self._waiting_writers = 0
+        # Set when a reindex stopped half-way (a full disk): the catalog may hold notes
+        # that the derived indexes and the link table do not reflect yet.
+        self._derived_lag = False
         self._lock = WriterLock(index_dir / "writer.lock")
         # Repairs write to the index, so only a process that can take the writer lock
         # makes them; while another process writes, this one just reads.
-        self._can_repair = self._lock.try_acquire()
-        try:
-            if self._can_repair:
-                notes.remove_stale_temps(notes.stale_temps_in(self._temp_dir))
-            self._open_indexes()
-            self._start(vault, config, embedder)
-        finally:
-            if self._can_repair:
-                self._lock.release()
+        with index_writes():
+            self._can_repair = self._lock.try_acquire()
+            try:
+                if self._can_repair:
+                    notes.remove_stale_temps(notes.stale_temps_in(self._temp_dir))
+                self._open_indexes()
+                self._start(vault, config, embedder)
+            finally:
+                if self._can_repair:
+                    self._lock.release()
         _settle_heap()
 
     def _start(self, vault: Path, config: EngineConfig, embedder: Embedder | None) -> None:
@@ -203,24 +208,31 @@ class Engine:
 
     def _open_catalog(self) -> Catalog:
         path = self.index_dir / "catalog.sqlite"
-        try:
-            catalog = Catalog(path)
-            if catalog.check() == "ok":
-                return catalog
-            catalog.close()
-            reason = "integrity check failed"
-        except IndexCorrupt as exc:
-            reason = str(exc)
+        lost = self._lost_catalog(path)
+        reason = lost
+        if not lost:
+            try:
+                catalog = Catalog(path)
+                if catalog.check() == "ok":
+                    return catalog
+                catalog.close()
+                reason = "integrity check failed"
+            except IndexCorrupt as exc:
+                reason = str(exc)
         if not self._can_repair:
             raise IndexCorrupt(f"catalog is damaged ({reason}) and {self.writer or 'another process'} is writing it")
         aside = path.with_name(f"catalog.damaged-{int(time.time())}.sqlite")
         for suffix in ("", "-wal", "-shm"):
             source = Path(f"{path}{suffix}")
             if source.exists():
+                # A journal left without its database would be replayed into the new one.
                 os.replace(source, Path(f"{aside}{suffix}"))
         self._manifest = Manifest()
         self._catalog_replaced = True
         catalog = Catalog(path)
+        if lost:
+            self.repairs.append(f"{lost}; rebuilt from the notes (the next reindex embeds them again)")
+            return catalog
         salvaged = 0
         for model_id, rows in salvage_embeddings(aside):
             catalog.store_embeddings(model_id, rows)
@@ -228,6 +240,25 @@ class Engine:
         kept = f"; {salvaged} cached embeddings recovered" if salvaged else ""
         self.repairs.append(f"catalog was damaged ({reason}); moved aside to {aside.name} and rebuilt from the notes{kept}")
         return catalog
+
+    def _lost_catalog(self, path: Path) -> str:
+        """Why the catalog is gone while the indexes derived from it are still there ("" if it is not).
+
+        SQLite opens a missing or 0-byte file as a new, empty database; taken at its word,
+        the repair at open would empty every other index to match it.
+        """
+        derived = ("fulltext", "vectors.faiss", "graph.pickle", "manifest.json")
+        if not any((self.index_dir / name).exists() for name in derived):
+            return ""  # a new index (or one killed while it was being created)
+        try:
+            size = path.stat().st_size
+        except FileNotFoundError:
+            return f"catalog is missing ({path.name} was deleted) but the indexes built from it are there"
+        except OSError:
+            return ""  # unreadable for another reason: opening it says which
+        if size == 0:
+            return f"catalog is empty ({path.name} has 0 bytes) but the indexes built from it are there"
+        return ""
 
     def _open_fulltext(self) -> FulltextChannel:
         directory = self.index_dir / "fulltext"
@@ -345,12 +376,12 @@ class Engine:
         state = self._index_state()
         if state == self._seen_state:
             return False
-        self._seen_state = state
         self._fulltext.refresh()
         if self._embedder is not None:
             self._vectors.update(self._catalog, (), ())
         self._graph.open(self._catalog)  # the writer may have saved this generation
         self._searcher.refresh_titles()
+        self._seen_state = state  # only now: a refresh that failed half-way is tried again
         return True
 
     def pending(self) -> tuple[str, ...]:
@@ -421,12 +452,20 @@ class Engine:
 
         Raises:
             IndexLocked: another process is writing this index.
+            IndexWriteFailed: the disk is full or the index is read-only; nothing is
+                lost, and the next reindex catches up with what this one could not write.
         """
         backlog = embed and paths is None and self._embedder is not None
-        with self._writer_turn(), self._lock.held():
+        with self._writer_turn(), self._lock.held(), index_writes():
             self._catch_up()  # another process may have written since this one last looked
-            report = self._indexer.reindex(paths, full=full, progress=progress, embed=embed and not backlog)
-            self._commit_generations()
+            if self._derived_lag:
+                self._catch_up_derived()
+            try:
+                report = self._indexer.reindex(paths, full=full, progress=progress, embed=embed and not backlog)
+                self._commit_generations()
+            except BaseException:
+                self._derived_lag = True
+                raise
         if paths is None:
             _settle_heap()  # a full pass may have rebuilt the graph
         if not backlog:
@@ -446,7 +485,7 @@ class Engine:
         total = 0
         while True:
             try:
-                with self._writer_turn(), self._lock.held():
+                with self._writer_turn(), self._lock.held(), index_writes():
                     done = self._indexer.embed_pending(progress, should_yield=self._writers_waiting)
                     if done:
                         self._vectors.save()
@@ -475,6 +514,19 @@ class Engine:
         finally:
             self._reindex_lock.release()
 
+    def _catch_up_derived(self) -> None:
+        """Bring links, full text, vectors and graph back in step with the catalog after a reindex failed half-way.
+
+        The catalog is written in batches before anything derived from it: notes a failed
+        run committed look unchanged to the next scan, so only a comparison with the
+        catalog finds them (as the repair at open does after a kill).
+        """
+        self._indexer.resolve_all_links()
+        self._sync_derived()
+        self._graph.open(self._catalog)  # rebuilt unless the saved graph matches the catalog
+        self._searcher.refresh_titles()
+        self._derived_lag = False
+
     def _writers_waiting(self) -> bool:
         return self._waiting_writers > 0
 
@@ -495,7 +547,7 @@ class Engine:
 
     def embed_pending(self, progress: ProgressFn | None = None, *, paths: Collection[str] | None = None) -> int:
         """Embed chunks that have no vector yet (what `reindex(embed=False)` left); `paths` limits to those notes."""
-        with self._writer_turn(), self._lock.held():
+        with self._writer_turn(), self._lock.held(), index_writes():
             self._catch_up()
             done = self._indexer.embed_pending(progress or (lambda _p: None), paths=paths)
             self._vectors.save()
@@ -527,12 +579,22 @@ class Engine:
         Returns:
             Fused hits with evidence, per-channel status and timings, entities.
         """
+        stale = ""
         if time.monotonic() - self._last_refresh_check >= _REFRESH_EVERY_S:
-            self.refresh()
+            try:
+                self.refresh()
+            except Exception as exc:  # the views loaded before still answer; the next search retries
+                log.debug("could not pick up changes to the index", exc_info=True)  # said in the statuses
+                stale = f"showing the index as it was before: {type(exc).__name__}: {exc}"
         results = self._searcher.search(query, limit=limit, channels=channels, as_you_type=as_you_type)
-        if "vectors" in results.channels and self._embedder is None:
+        if ("vectors" in results.channels and self._embedder is None) or stale:
             channels_status = dict(results.channels)
-            channels_status["vectors"] = ChannelStatus("unavailable", 0.0, self._model_problem)
+            if stale:
+                for name, st in channels_status.items():
+                    if st.status == "ok":
+                        channels_status[name] = ChannelStatus("degraded", st.ms, stale)
+            if "vectors" in channels_status and self._embedder is None:
+                channels_status["vectors"] = ChannelStatus("unavailable", 0.0, self._model_problem)
             results = dataclasses.replace(results, channels=channels_status)
         return results
 

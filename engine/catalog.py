@@ -17,6 +17,7 @@ import numpy.typing as npt
 
 from engine.errors import IndexCorrupt
 from engine.records import Chunk, Heading, Link, NoteInfo, SkippedFile
+from engine.storage import index_writes, write_failure
 
 SCHEMA_VERSION = 1
 
@@ -129,6 +130,9 @@ class Catalog:
             elif int(version) != SCHEMA_VERSION:
                 raise IndexCorrupt(f"catalog schema {version} is not {SCHEMA_VERSION}")
         except sqlite3.DatabaseError as exc:
+            failure = write_failure(exc)  # a full disk is no reason to take the catalog for damaged
+            if failure is not None:
+                raise failure from exc
             raise IndexCorrupt(f"catalog {path.name} is unreadable: {exc}") from exc
 
     def _conn(self) -> sqlite3.Connection:
@@ -164,16 +168,23 @@ class Catalog:
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """A write transaction; serialised across threads, rolled back on error."""
-        with self._write_lock:
+        """A write transaction; serialised across threads, rolled back on error.
+
+        Raises:
+            IndexWriteFailed: the disk is full or the catalog is read-only.
+        """
+        with self._write_lock, index_writes():
             conn = self._conn()
             conn.execute("BEGIN IMMEDIATE")
             try:
                 yield conn
+                conn.execute("COMMIT")
             except BaseException:
-                conn.execute("ROLLBACK")
+                # SQLite may have rolled back already (it does for a full disk); a second
+                # ROLLBACK would fail and hide why.
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
                 raise
-            conn.execute("COMMIT")
 
     def check(self) -> str:
         """SQLite's quick integrity check: 'ok' or the first problem."""

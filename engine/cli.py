@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import argparse
 import enum
+import io
 import json
+import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from engine.errors import CairnError, ConfigError, IndexCorrupt, IndexLocked, VaultNotFound
+from engine.names import printable_path
 
 if TYPE_CHECKING:
     from engine.api import Engine
@@ -28,17 +31,43 @@ class Exit(enum.IntEnum):
     INDEX_LOCKED = 4
     INDEX_CORRUPT = 5
     QUALITY_BELOW_FLOOR = 6
+    OUTPUT_CLOSED = 141
 
 
 EXIT_HELP = """exit codes:
-  0  success
-  1  unexpected error
-  2  usage error (bad arguments, bad configuration)
-  3  the vault folder does not exist
-  4  another process is writing the index
-  5  the index is damaged beyond automatic repair
-  6  eval: a metric fell below a --min-* floor
+  0    success
+  1    unexpected error
+  2    usage error (bad arguments, bad configuration)
+  3    the vault folder does not exist
+  4    another process is writing the index
+  5    the index is damaged beyond automatic repair
+  6    eval: a metric fell below a --min-* floor
+  141  the output was closed early (`engine search ... | head -1`), as for SIGPIPE
 """
+
+CHANNEL_CHOICES = ("fulltext", "vectors", "graph")
+
+
+def channel_list(spec: str) -> tuple[str, ...]:
+    """`--channels`: a comma-separated, non-empty list of channel names (an argparse type)."""
+    names = tuple(dict.fromkeys(c.strip() for c in spec.split(",") if c.strip()))
+    unknown = [c for c in names if c not in CHANNEL_CHOICES]
+    if unknown:
+        raise argparse.ArgumentTypeError(f"unknown channel(s): {', '.join(unknown)} (choose from {', '.join(CHANNEL_CHOICES)})")
+    if not names:
+        raise argparse.ArgumentTypeError(f"name at least one channel: {', '.join(CHANNEL_CHOICES)}")
+    return names
+
+
+def positive_int(text: str) -> int:
+    """A whole number of at least 1 (an argparse type)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -73,11 +102,14 @@ def build_parser() -> argparse.ArgumentParser:
     search = add("search", "Search the vault; shows channel badges and evidence.")
     vault_args(search)
     search.add_argument("query", help="the query")
-    search.add_argument("--limit", type=int, default=10, help="maximum results (default 10)")
+    search.add_argument("--limit", type=positive_int, default=10, help="maximum results (default 10)")
     search.add_argument("--json", action="store_true", help="print one JSON object")
     search.add_argument("--explain", action="store_true", help="per-channel ranks, scores and entities")
     search.add_argument(
-        "--channels", default="fulltext,vectors,graph", help="comma-separated channels to use"
+        "--channels",
+        type=channel_list,
+        default=CHANNEL_CHOICES,
+        help="comma-separated channels to use, at least one (default fulltext,vectors,graph)",
     )
     search.add_argument("--typing", action="store_true", help="treat the last word as a prefix, as when typing")
 
@@ -117,6 +149,40 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `engine` console script."""
+    return run_console(lambda: _main(argv))
+
+
+def run_console(body: Callable[[], int]) -> int:
+    """Run a console script's body with output that is always valid UTF-8 and a quiet end on a closed pipe.
+
+    A name or query that is not valid UTF-8 reaches Python as lone surrogates; printed,
+    they would be invalid UTF-8 (or an encoding error), so they are written escaped.
+    When the reader of stdout goes away (`| head -1`), the command stops without a
+    traceback, with the exit code a SIGPIPE gives in a shell.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
+    try:
+        try:
+            return body()
+        finally:
+            sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's flush at exit
+    except BrokenPipeError:
+        # Point the process's own streams at /dev/null, so that what is left in their
+        # buffers does not fail again when the interpreter flushes them at exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        for stream, original in ((sys.stdout, sys.__stdout__), (sys.stderr, sys.__stderr__)):
+            if stream is original and stream is not None:
+                try:
+                    os.dup2(devnull, stream.fileno())
+                except (OSError, ValueError):
+                    continue  # no file descriptor behind it: nothing to flush there at exit
+        os.close(devnull)
+        return int(Exit.OUTPUT_CLOSED)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not args.command:
@@ -275,7 +341,8 @@ def results_to_json(results: SearchResults) -> dict[str, Any]:
             }
         )
     return {
-        "query": results.query,
+        # What was typed, as valid UTF-8 (a command-line argument may carry bytes that are not).
+        "query": results.query.encode("utf-8", "backslashreplace").decode("utf-8"),
         "hits": hits,
         "channels": {
             name: {"status": st.status, "ms": st.ms, **({"message": st.message} if st.message else {})}
@@ -323,24 +390,29 @@ def badges(hit: Any) -> list[str]:
     return out
 
 
+def _shown(text: str) -> str:
+    """Text from a note on one line of a terminal: line breaks as spaces, other control characters escaped.
+
+    A note may hold an ESC (they are allowed in text); printed raw, it would drive the
+    terminal of whoever runs the search.
+    """
+    return printable_path(text.replace("\n", " "))
+
+
 def _highlight(text: str, spans: Sequence[tuple[int, int]], tty: bool) -> str:
     if not spans:
-        return text
+        return _shown(text)
     on, off = ("\x1b[1;33m", "\x1b[0m") if tty else ("[", "]")
     pieces, last = [], 0
     for start, end in spans:
-        pieces.extend([text[last:start], on, text[start:end], off])
+        pieces.extend([_shown(text[last:start]), on, _shown(text[start:end]), off])
         last = end
-    pieces.append(text[last:])
+    pieces.append(_shown(text[last:]))
     return "".join(pieces)
 
 
 def _search(args: argparse.Namespace) -> int:
-    channels = tuple(c.strip() for c in args.channels.split(",") if c.strip())
-    unknown = [c for c in channels if c not in ("fulltext", "vectors", "graph")]
-    if unknown:
-        print(f"error: unknown channel(s): {', '.join(unknown)}", file=sys.stderr)
-        return Exit.USAGE
+    channels = args.channels
     with _open(args) as engine:
         if engine.status().notes == 0:
             print("note: the index is empty; run `engine reindex VAULT` first", file=sys.stderr)
@@ -351,10 +423,10 @@ def _search(args: argparse.Namespace) -> int:
     out = sys.stdout
     tty = out.isatty()
     for number, hit in enumerate(results.hits, start=1):
-        out.write(f"{number:>2}. {hit.title}  ({hit.path})\n")
-        out.write(f"    {hit.label}  {'  '.join(f'[{b}]' for b in badges(hit))}\n")
-        heading = f"{hit.snippet.heading} · " if hit.snippet.heading else ""
-        snippet = _highlight(hit.snippet.text, hit.snippet.highlights, tty).replace("\n", " ")
+        out.write(f"{number:>2}. {_shown(hit.title)}  ({_shown(hit.path)})\n")
+        out.write(f"    {hit.label}  {_shown('  '.join(f'[{b}]' for b in badges(hit)))}\n")
+        heading = f"{_shown(hit.snippet.heading)} · " if hit.snippet.heading else ""
+        snippet = _highlight(hit.snippet.text, hit.snippet.highlights, tty)
         out.write(f"    {heading}line {hit.snippet.line}: {snippet}\n")
         if args.explain:
             for name, ev in hit.channels.items():
@@ -365,7 +437,7 @@ def _search(args: argparse.Namespace) -> int:
                     detail = f" path={' → '.join(ev.graph_path)}" + (f" ({ev.graph_relation})" if ev.graph_relation else "")
                 if ev.chunk_id is not None:
                     detail += f" chunk={ev.chunk_id}"
-                out.write(f"      {name:<8} rank {ev.rank:<3} score {round(ev.score, 4):<8}{detail}\n")
+                out.write(f"      {name:<8} rank {ev.rank:<3} score {round(ev.score, 4):<8}{_shown(detail)}\n")
             out.write(f"      fused score {hit.score}\n")
     if not results.hits:
         out.write("no results\n")
@@ -378,8 +450,8 @@ def _search(args: argparse.Namespace) -> int:
             )
             + f"; total {results.total_ms:.1f}ms\n"
         )
-        out.write(f"entities recognized: {', '.join(results.recognized_entities) or '-'}\n")
-        out.write(f"entities expanded:   {', '.join(results.expanded_entities) or '-'}\n")
+        out.write(f"entities recognized: {_shown(', '.join(results.recognized_entities)) or '-'}\n")
+        out.write(f"entities expanded:   {_shown(', '.join(results.expanded_entities)) or '-'}\n")
         out.write(f"asks for:            {asked_kind_text(results, count=True) or '-'}\n")
     for name, st in results.channels.items():
         if st.status != "ok" and not args.explain:
@@ -422,7 +494,7 @@ def _watch(args: argparse.Namespace) -> int:
 
         signal.signal(signal.SIGTERM, on_signal)
         signal.signal(signal.SIGINT, on_signal)
-        print(f"watching {engine.vault} (ctrl+c stops)", file=sys.stderr)
+        print(f"watching {_shown(str(engine.vault))} (ctrl+c stops)", file=sys.stderr)
         run_watch(
             engine,
             stop,
@@ -438,8 +510,8 @@ def _watch(args: argparse.Namespace) -> int:
 def status_to_json(status: IndexStatus) -> dict[str, Any]:
     """The documented JSON shape of an index status (also served by the web API)."""
     return {
-        "vault": status.vault,
-        "index_dir": status.index_dir,
+        "vault": printable_path(status.vault),
+        "index_dir": printable_path(status.index_dir),
         "notes": status.notes,
         "chunks": status.chunks,
         "links": status.links,
@@ -467,7 +539,7 @@ def _status(args: argparse.Namespace) -> int:
         return Exit.OK
     out = sys.stdout
     last = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(status.last_update)) if status.last_update else "never"
-    out.write(f"vault:      {status.vault}\nindex:      {status.index_dir} ({status.index_bytes / 1e6:.1f} MB)\n")
+    out.write(f"vault:      {_shown(status.vault)}\nindex:      {_shown(status.index_dir)} ({status.index_bytes / 1e6:.1f} MB)\n")
     out.write(f"notes:      {status.notes} ({status.chunks} chunks, {status.links} links, {status.dangling_links} dangling)\n")
     out.write(f"entities:   {status.entities}\n")
     out.write(f"embedded:   {status.embedded_chunks}/{status.chunks} chunks ({status.embedded_fraction:.0%})\n")

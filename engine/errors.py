@@ -27,6 +27,12 @@ class IndexLocked(CairnError):
     title = "Index is being written by another process"
 
 
+class IndexWriteFailed(CairnError):
+    """The index could not be written: the disk is full, or the index folder is read-only."""
+
+    title = "Could not write the index"
+
+
 class IndexCorrupt(CairnError):
     """A part of the index could not be read and could not be repaired."""
 

@@ -26,6 +26,7 @@ from engine.chunking import CHUNKER_VERSION, chunk_note
 from engine.config import EngineConfig
 from engine.embedder import Embedder, embed_in_batches
 from engine.entities import extract_capitalized_words, extract_names, normalize
+from engine.names import path_problem, printable_path
 from engine.notes import remove_stale_temps
 from engine.records import Chunk, NoteInfo, Progress, ReindexReport, SkippedFile
 from engine.vault import LinkResolver, NoteUnreadable, VaultFile, parse_note, read_note, scan_vault
@@ -226,8 +227,13 @@ class Indexer:
             known = self._catalog.file_states()
             return list(scan.notes), list(scan.attachments), list(scan.skipped), known.keys()
         files: list[VaultFile] = []
+        skipped: list[SkippedFile] = []
         wanted = sorted(set(paths))
         for rel in wanted:
+            problem = path_problem(rel)
+            if problem:
+                skipped.append(SkippedFile(printable_path(rel), problem))
+                continue
             abs_path = self._vault / rel
             try:
                 stat = abs_path.stat()
@@ -235,7 +241,7 @@ class Indexer:
                 continue
             if abs_path.is_file() and rel.lower().endswith(".md"):
                 files.append(VaultFile(path=rel, abs_path=abs_path, size=stat.st_size, mtime=stat.st_mtime))
-        return files, None, [], wanted
+        return files, None, skipped, wanted
 
     def _prepare_all(self, items: list[_Unparsed], report: ProgressFn) -> list[_Pending]:
         """Parse, chunk and extract names; big batches use every core (parsing is pure Python)."""
@@ -331,6 +337,12 @@ class Indexer:
         if updates:
             with self._catalog.transaction() as conn:
                 self._catalog.set_resolutions(conn, updates)
+
+    def resolve_all_links(self) -> None:
+        """Resolve every link in the catalog again (after a run stopped between writing notes and resolving them)."""
+        self._resolver = None
+        self._resolve_links([], titles_changed=True)
+        self._resolver_generation = self._catalog.generation
 
     def embed_pending(
         self,

@@ -7,6 +7,9 @@ from dataclasses import dataclass
 
 MAX_QUERY_CHARS = 512
 _WORD = re.compile(r"[\w][\w'’\-]*", re.UNICODE)
+# Control characters and lone surrogates (pasted binary, a bad byte in a command line)
+# mean nothing to search for, and the tokenizer of the embedding model rejects surrogates.
+_UNUSABLE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 
 
 @dataclass(frozen=True)
@@ -30,7 +33,7 @@ class Query:
 
 def parse_query(raw: str, *, as_you_type: bool = True) -> Query:
     """Parse what the user typed; long input is cut to MAX_QUERY_CHARS."""
-    text = " ".join(raw[:MAX_QUERY_CHARS * 2].split())[:MAX_QUERY_CHARS]
+    text = " ".join(_UNUSABLE.sub(" ", raw[: MAX_QUERY_CHARS * 2]).split())[:MAX_QUERY_CHARS]
     words = [m.group(0).strip("'’-").lower() for m in _WORD.finditer(text)]
     terms = tuple(w for w in words if w)
     still_typing = as_you_type and bool(terms) and bool(raw) and not raw[-1].isspace() and raw.rstrip()[-1:].isalnum()

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from functools import lru_cache
+from typing import TypeVar
 
 from engine.catalog import Catalog
 from engine.channels.base import Channel, ChannelAnswer
@@ -28,6 +30,10 @@ from engine.records import (
     Hit,
     SearchResults,
 )
+
+log = logging.getLogger("cairn.search")
+
+T = TypeVar("T")
 
 
 class TitleIndex:
@@ -88,6 +94,7 @@ class Searcher:
     ) -> SearchResults:
         """Search every (or the chosen) channel and fuse; a failing channel only degrades."""
         started = time.perf_counter()
+        limit = max(limit, 0)  # a negative limit would slice hits off the end
         query = parse_query(raw, as_you_type=as_you_type)
         wanted = [c for c in CHANNEL_NAMES if (channels is None or c in channels)]
         if query.is_empty:
@@ -128,11 +135,14 @@ class Searcher:
             and bool(graph_answer.hits)
             and answers_relation(query.text, graph_answer.recognized, graph_answer.hits[0].graph_relation)
         )
-        stems = self._query_stems(query)
+        # The stemmer and the idf weights are the full-text channel's, run here rather
+        # than on its thread: a failure of theirs degrades that channel as well.
+        stems = _degrading(statuses, "fulltext", lambda: self._query_stems(query), list(query.terms))
         answer_notes = graph_answer.answer_notes if graph_answer is not None else frozenset()
         # A relation question the graph answers with people already weighs kinds its own way.
         kind = self._kinds.asked_for(query.text) if fusion.kind_factor < 1 and not answer_notes else NO_KIND
-        hop_source, hops = self._kind_hop(answers, kind)
+        no_hop: tuple[str, tuple[str, ...]] = ("", ())
+        hop_source, hops = _degrading(statuses, "graph", lambda: self._kind_hop(answers, kind), no_hop)
         if graph_answer is not None and hops:
             graph_answer = answers["graph"] = self._with_hop_hits(graph_answer, hop_source, hops)
             rankings["graph"] = [h.path for h in graph_answer.hits]
@@ -153,7 +163,7 @@ class Searcher:
                 graph_hits=[(h.path, h.graph_path) for h in graph_answer.hits] if graph_answer else [],
                 recognized=graph_answer.recognized if graph_answer else (),
                 answer_notes=answer_notes,
-                term_weights=self._term_weights,
+                term_weights=self._weigher(statuses),
                 kind_notes=kind.notes,
                 hop_notes=hops,
             ),
@@ -219,6 +229,17 @@ class Searcher:
             asked_kind=kind,
             kind_hops=hops,
         )
+
+    def _weigher(self, statuses: dict[ChannelName, ChannelStatus]) -> Callable[[Sequence[str]], dict[str, float]] | None:
+        """Full text's idf weights for fusion; should they fail, every word counts the same and full text is degraded."""
+        term_weights = self._term_weights
+        if term_weights is None:
+            return None
+
+        def weigh(terms: Sequence[str]) -> dict[str, float]:
+            return _degrading(statuses, "fulltext", lambda: term_weights(terms), {})
+
+        return weigh
 
     def _kind_hop(
         self, answers: Mapping[ChannelName, ChannelAnswer], kind: AskedKind
@@ -310,7 +331,7 @@ def channel_depth(limit: int, fusion: FusionConfig, channels: Collection[Channel
     The vector channel's approximate search widens with this number, so eval's
     single-channel searches ask for the same depth to see the same lists.
     """
-    return max(limit, *(fusion.depths.get(c, limit) for c in channels))
+    return max([limit, *(fusion.depths.get(c, limit) for c in channels)])
 
 
 def query_stems(query: Query, stem: Callable[[str], list[str]] | None) -> list[str]:
@@ -428,6 +449,18 @@ def seed_confirmed(
         return False
     seeds = {path for path, trail in graph_hits if len(trail) == 1}
     return any(path in seeds for name, ranked in rankings.items() if name != "graph" for path in ranked[:within])
+
+
+def _degrading(statuses: dict[ChannelName, ChannelStatus], name: ChannelName, work: Callable[[], T], fallback: T) -> T:
+    """`work()` (a part of channel `name` run outside its thread), or `fallback` with the channel marked degraded."""
+    try:
+        return work()
+    except Exception as exc:  # a broken channel degrades the search, never fails it
+        log.debug("the %s channel failed", name, exc_info=True)  # the status carries the message
+        before = statuses.get(name)
+        if before is not None and before.status != "unavailable":
+            statuses[name] = ChannelStatus("degraded", before.ms, f"{type(exc).__name__}: {exc}")
+        return fallback
 
 
 def _timed(channel: Channel, query: Query, limit: int) -> tuple[ChannelAnswer, float]:

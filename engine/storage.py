@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import hashlib
 import json
+import logging
 import os
 import socket
+import sqlite3
 import sys
 import time
 from collections.abc import Iterator
@@ -15,11 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from engine.errors import IndexLocked
+from engine.errors import IndexLocked, IndexWriteFailed
 
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
+
+log = logging.getLogger("cairn.storage")
 
 # 2: full-text documents carry their folder names with the tags; 3: accents folded.
 MANIFEST_VERSION = 3
@@ -45,6 +50,54 @@ def resolve_index_dir(vault: Path, override: Path | None = None) -> Path:
 
     key = hashlib.sha1(str(vault.resolve()).encode()).hexdigest()[:12]
     return Path(user_cache_dir("cairn")) / f"{vault.name}-{key}"
+
+
+_FULL = "the disk is full"
+_READ_ONLY = "the index folder is read-only"
+_OS_WRITE_ERRORS = {
+    errno.ENOSPC: _FULL,
+    errno.EDQUOT: "the disk quota is exceeded",
+    errno.EROFS: _READ_ONLY,
+}
+# How SQLite (its messages) and FAISS (strerror in its RuntimeError) say the same.
+_WRITE_MESSAGES = {
+    "database or disk is full": _FULL,
+    "disk is full": _FULL,
+    "no space left on device": _FULL,
+    "disk quota exceeded": "the disk quota is exceeded",
+    "attempt to write a readonly database": _READ_ONLY,
+    "read-only file system": _READ_ONLY,
+    "disk i/o error": "the disk reported an I/O error",
+}
+
+
+def write_failure(exc: BaseException) -> IndexWriteFailed | None:
+    """The IndexWriteFailed an exception from writing the index amounts to (None if it is something else)."""
+    if isinstance(exc, OSError) and exc.errno in _OS_WRITE_ERRORS:
+        where = f" ({exc.filename})" if exc.filename else ""
+        return IndexWriteFailed(f"{_OS_WRITE_ERRORS[exc.errno]}{where}: {exc.strerror or exc}")
+    if isinstance(exc, (sqlite3.OperationalError, RuntimeError)):
+        text = str(exc).lower()
+        for needle, meaning in _WRITE_MESSAGES.items():
+            if needle in text:
+                return IndexWriteFailed(f"{meaning}: {exc}")
+    return None
+
+
+@contextlib.contextmanager
+def index_writes() -> Iterator[None]:
+    """Raise IndexWriteFailed for a full disk or a read-only index, as every front end can show it.
+
+    SQLite, Whoosh and FAISS each report a full disk their own way (an OperationalError,
+    an OSError, a RuntimeError); anything else passes through unchanged.
+    """
+    try:
+        yield
+    except (OSError, sqlite3.Error, RuntimeError) as exc:
+        failure = write_failure(exc)
+        if failure is None:
+            raise
+        raise failure from exc
 
 
 @dataclass
@@ -144,8 +197,13 @@ class WriterLock:
             os.close(fd)
             return False
         info = {"pid": os.getpid(), "host": socket.gethostname(), "command": process_label(), "since": time.time()}
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, json.dumps(info).encode(), 0)
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, json.dumps(info).encode(), 0)
+        except OSError as exc:
+            # The flock is the lock; its content only names the holder in messages. A full
+            # disk must not keep a process from opening (and searching) the index.
+            log.warning("could not record the writer in %s: %s", self.path, exc)
         self._fd = fd
         return True
 

@@ -21,6 +21,7 @@ import yaml
 from markdown_it import MarkdownIt
 
 from engine.errors import CairnError, VaultNotFound
+from engine.names import name_problem, printable_path
 from engine.records import Heading, Link, ParsedNote, SkippedFile, TextFormat
 
 __all__ = [
@@ -137,6 +138,12 @@ def scan_vault(root: Path, excludes: tuple[str, ...] = ()) -> ScanResult:
     plain: list[tuple[str, str]] = [(root_real, "")]
     linked: list[tuple[str, str, str]] = []  # (link abs path, rel path, real target)
 
+    def unusable(rel: str, name: str, *, folder: bool) -> bool:
+        problem = name_problem(name, folder=folder)
+        if problem:
+            skipped[rel] = problem
+        return bool(problem)
+
     def walk(abs_dir: str, rel_dir: str) -> None:
         try:
             with os.scandir(abs_dir) as it:
@@ -174,7 +181,7 @@ def scan_vault(root: Path, excludes: tuple[str, ...] = ()) -> ScanResult:
                 skipped[rel] = f"cannot stat: {exc.strerror or exc}"
                 continue
             if stat.S_ISDIR(st.st_mode):
-                if excluded(rel, True):
+                if excluded(rel, True) or unusable(rel, name, folder=True):
                     continue
                 real = os.path.realpath(entry.path)
                 if real in visited:
@@ -186,7 +193,7 @@ def scan_vault(root: Path, excludes: tuple[str, ...] = ()) -> ScanResult:
                 _add_file(entry.path, rel, st)
 
     def _add_file(abs_path: str, rel: str, st: os.stat_result) -> None:
-        if excluded(rel, False):
+        if excluded(rel, False) or unusable(rel, rel.rsplit("/", 1)[-1], folder=False):
             return
         if not stat.S_ISREG(st.st_mode):
             skipped[rel] = "not a regular file"
@@ -197,6 +204,11 @@ def scan_vault(root: Path, excludes: tuple[str, ...] = ()) -> ScanResult:
             attachments.add(rel)
 
     def _visit_symlink(abs_path: str, rel: str) -> None:
+        name = rel.rsplit("/", 1)[-1]
+        if name_problem(name, folder=False):
+            if not excluded(rel, False) and not excluded(rel, True):
+                unusable(rel, name, folder=os.path.isdir(abs_path))
+            return
         real = os.path.realpath(abs_path)
         if not _within(real, root_real):
             if not excluded(rel, False) and not excluded(rel, True):
@@ -252,7 +264,7 @@ def scan_vault(root: Path, excludes: tuple[str, ...] = ()) -> ScanResult:
     return ScanResult(
         notes=tuple(notes[p] for p in sorted(notes)),
         attachments=tuple(sorted(attachments)),
-        skipped=tuple(SkippedFile(p, skipped[p]) for p in sorted(skipped)),
+        skipped=tuple(SkippedFile(printable_path(p), skipped[p]) for p in sorted(skipped)),
         leftovers=tuple(sorted(leftovers)),
     )
 

@@ -26,6 +26,10 @@ DEFAULT_DEBOUNCE_MS = 3000
 DEFAULT_STEP_MS = 60
 """Quiet time that ends a burst: a `git checkout` writes its files closer together than this."""
 _POLL_MS = 500
+# After a failed batch (a full disk), the whole vault is compared again after 1 s, then
+# 2, 4, ... up to a minute between attempts, until a comparison succeeds.
+RETRY_FIRST_S = 1.0
+RETRY_MAX_S = 60.0
 _TEMP_SUFFIXES = ("~", ".swp", ".swx", ".swo", ".tmp", ".crdownload", ".part")
 
 
@@ -52,6 +56,8 @@ class WatchBatch:
     `report` is None when another process is the index's writer and this one only
     picked up what it wrote; `rescan` says a folder or non-note path changed, so the
     whole vault was compared (an incremental reindex that skips unchanged files).
+    When indexing failed, `error` says why and `retry_in` when the watcher compares the
+    whole vault again; `recovered` marks the first batch that succeeded after failures.
     """
 
     paths: tuple[str, ...]
@@ -60,6 +66,8 @@ class WatchBatch:
     seconds: float
     writer: bool
     error: str = ""
+    retry_in: float = 0.0
+    recovered: bool = False
 
     @property
     def changed_notes(self) -> int:
@@ -76,11 +84,17 @@ def describe(batch: WatchBatch) -> str:
     """One line for a batch: what changed and how long it took."""
     clock = time.strftime("%H:%M:%S")
     if batch.error:
-        return f"{clock} watch: {len(batch.paths)} paths changed; indexing failed: {batch.error}"
+        scope = "vault rescan" if batch.rescan else f"{len(batch.paths)} paths changed"
+        return (
+            f"{clock} watch: {scope}; indexing failed: {batch.error}; still watching, "
+            f"the whole vault is compared again in {batch.retry_in:.0f}s"
+        )
     if batch.report is None:
         return f"{clock} watch: picked up changes written by another process ({batch.seconds:.2f}s)"
     report = batch.report
     scope = "vault rescan" if batch.rescan else f"{len(batch.paths)} files"
+    if batch.recovered:
+        scope = f"indexing works again, caught up by a {scope}"
     return (
         f"{clock} watch: {scope}: {len(report.added)} added, {len(report.updated)} updated, "
         f"{len(report.removed)} removed, {len(report.skipped)} skipped, "
@@ -147,7 +161,10 @@ def run_watch(
     This process becomes the index's writer if nobody else is: it catches up with a
     whole-vault incremental reindex, then reindexes each burst of changes. When
     another process writes, it only refreshes its view of what that process wrote,
-    and takes over if the writer goes away.
+    and takes over if the writer goes away. A batch that fails (a full disk) is
+    reported and the watcher keeps running: it compares the whole vault again after
+    1, 2, 4 ... (at most 60) seconds until that succeeds, which indexes every change
+    made meanwhile.
 
     Args:
         engine: an open engine.
@@ -177,14 +194,23 @@ def run_watch(
             return False
         return not is_ignored(rel)
 
+    retry_at: float | None = None  # when to compare the whole vault again after a failure
+    retry_delay = RETRY_FIRST_S
+
     def index(paths: tuple[str, ...], rescan: bool) -> None:
+        nonlocal retry_at, retry_delay
         started = time.perf_counter()
         try:
             report = engine.reindex(None if rescan else paths)
         except CairnError as exc:
-            emit(WatchBatch(paths, rescan, None, time.perf_counter() - started, True, str(exc)))
+            error = f"{exc.title}: {exc}"
+            emit(WatchBatch(paths, rescan, None, time.perf_counter() - started, True, error, retry_in=retry_delay))
+            retry_at = time.monotonic() + retry_delay
+            retry_delay = min(retry_delay * 2, RETRY_MAX_S)
             return
-        emit(WatchBatch(paths, rescan, report, time.perf_counter() - started, True))
+        recovered = retry_at is not None
+        retry_at, retry_delay = None, RETRY_FIRST_S
+        emit(WatchBatch(paths, rescan, report, time.perf_counter() - started, True, recovered=recovered))
 
     if require_writer:
         engine.acquire_writer()
@@ -213,6 +239,11 @@ def run_watch(
                 started = time.perf_counter()
                 if engine.refresh():
                     emit(WatchBatch((), False, None, time.perf_counter() - started, False))
+                continue
+            if retry_at is not None:
+                # Changes seen while failing are left to the comparison of the whole vault.
+                if time.monotonic() >= retry_at:
+                    index((), True)
                 continue
             if not changes:
                 continue

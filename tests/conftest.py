@@ -2,25 +2,32 @@
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from vault_copy import copy_sample_vault
 
 from engine.api import Engine
 
 ROOT = Path(__file__).resolve().parent.parent
-SAMPLE_VAULT = ROOT / "sample_vault"
 DATASETS = ROOT.parent / "shared" / "datasets"
+
+
+@pytest.fixture(autouse=True)
+def _isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """No test reads the user's config, index or cache: what an earlier run or session left there varies."""
+    home = tmp_path_factory.getbasetemp() / "xdg"
+    monkeypatch.delenv("CAIRN_INDEX_DIR", raising=False)
+    monkeypatch.delenv("CAIRN_CONFIG", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / "cache"))
 
 
 @pytest.fixture
 def sample_copy(tmp_path: Path) -> Path:
-    """A private, writable copy of sample_vault/."""
-    target = tmp_path / "vault"
-    shutil.copytree(SAMPLE_VAULT, target)
-    return target
+    """A private, writable copy of sample_vault/'s notes."""
+    return copy_sample_vault(tmp_path / "vault")
 
 
 @pytest.fixture(scope="session")
@@ -30,8 +37,7 @@ def indexed_sample(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]
     Session-scoped because embedding takes a few seconds; tests must not modify it.
     """
     base = tmp_path_factory.mktemp("indexed-sample")
-    vault = base / "vault"
-    shutil.copytree(SAMPLE_VAULT, vault)
+    vault = copy_sample_vault(base / "vault")
     engine = Engine.open(vault, index_dir=base / "index")
     engine.reindex()
     yield engine

@@ -7,7 +7,7 @@ import os
 import signal
 import subprocess
 import sys
-import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -15,7 +15,7 @@ import pytest
 import engine.indexer
 from engine.api import Engine
 from engine.cli import Exit, main
-from engine.embedder import HashEmbedder
+from engine.embedder import Embedder, HashEmbedder, Vectors, load_default_embedder
 from engine.errors import VaultNotFound
 
 
@@ -149,12 +149,35 @@ def test_kill_during_reindex_then_search_works(sample_copy: Path, tmp_path: Path
         timeout=600,
     )
     assert finish.returncode == 0, finish.stderr
-    started = time.monotonic()
-    eng = Engine.open(sample_copy, index_dir=index)
+    model = load_default_embedder()
+    embedded: list[int] = []
+    counting = _Counting(model, embedded)
+    eng = Engine.open(sample_copy, index_dir=index, embedder=counting)
     try:
+        assert eng.repairs == [], "the finished run left nothing to repair at open"
         status = eng.status()
         assert status.embedded_fraction == 1.0
         assert status.channel_counts["fulltext"] == status.notes == status.channel_counts["graph"]
     finally:
         eng.close()
-    assert time.monotonic() - started < 60
+    assert embedded == [], "opening a finished index embeds nothing"
+
+
+class _Counting:
+    """The real model, recording how many chunk texts it is asked to embed."""
+
+    def __init__(self, inner: Embedder, embedded: list[int]) -> None:
+        self._inner = inner
+        self._embedded = embedded
+        self.model_id = inner.model_id
+        self.dims = inner.dims
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        self._embedded.append(len(texts))
+        return self._inner.embed(texts)
+
+    def embed_query(self, text: str) -> Vectors:
+        return self._inner.embed_query(text)
+
+    def count_tokens(self, texts: Sequence[str]) -> list[int]:
+        return self._inner.count_tokens(texts)

@@ -14,13 +14,13 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 from index_checks import notes_with_embedded_chunks
+from vault_copy import copy_sample_vault
 
 from engine.api import Engine
 from engine.embedder import Embedder, load_default_embedder
 from engine.storage import MANIFEST_VERSION
 
 ROOT = Path(__file__).resolve().parent.parent
-SAMPLE_VAULT = ROOT / "sample_vault"
 
 
 class CountingEmbedder:
@@ -52,7 +52,7 @@ def real_embedder() -> Embedder:
 def indexed_base(tmp_path_factory: pytest.TempPathFactory, real_embedder: Embedder) -> Path:
     """A vault copy indexed once with the real model; tests damage copies of it."""
     base = tmp_path_factory.mktemp("corruption-base")
-    shutil.copytree(SAMPLE_VAULT, base / "vault")
+    copy_sample_vault(base / "vault")
     with Engine.open(base / "vault", index_dir=base / "index", embedder=real_embedder) as engine:
         engine.reindex()
     return base
@@ -217,6 +217,40 @@ def test_garbage_catalog_is_moved_aside_and_rebuilt(
     assert results.hits[0].path == "Meetings/2026/2026-03-25 Security Review.md"
     assert results.channels["fulltext"].status == "ok" and results.channels["graph"].status == "ok"
     assert counting.embedded == 0, "opening never embeds; the next reindex does"
+
+
+@pytest.mark.parametrize("damage", ["emptied", "deleted"])
+def test_empty_or_missing_catalog_is_damage_and_rebuilt_from_the_notes(
+    damaged: tuple[Path, Path], counting: CountingEmbedder, opened: list[Engine], damage: str
+) -> None:
+    vault, index_dir = damaged
+    catalog = index_dir / "catalog.sqlite"
+    if damage == "emptied":
+        catalog.write_bytes(b"")  # a 0-byte file opens as a new, empty database
+    else:
+        catalog.unlink()
+    engine = open_engine(vault, index_dir, counting, opened)
+    assert len(engine.repairs) == 1, engine.repairs
+    assert ("catalog is empty" if damage == "emptied" else "catalog is missing") in engine.repairs[0]
+    assert "rebuilt from the notes" in engine.repairs[0]
+    status = engine.status()
+    assert status.notes == len(list(vault.rglob("*.md")))
+    assert status.channel_counts["fulltext"] == status.notes == status.channel_counts["graph"]
+    results = engine.search("SQLCipher", as_you_type=False)
+    assert results.hits[0].path == "Meetings/2026/2026-03-25 Security Review.md"
+    assert results.channels["fulltext"].status == "ok" and results.channels["graph"].status == "ok"
+    engine.reindex()  # the embeddings lived in the catalog: this run computes them again
+    assert_healthy(engine, index_dir, counting)
+    assert engine.status().embedded_fraction == 1.0
+
+
+def test_a_new_index_is_not_reported_as_damaged(tmp_path: Path, counting: CountingEmbedder, opened: list[Engine]) -> None:
+    (tmp_path / "vault").mkdir()
+    engine = open_engine(tmp_path / "vault", tmp_path / "index", counting, opened)
+    assert engine.repairs == []
+    engine.close()
+    engine = open_engine(tmp_path / "vault", tmp_path / "index", counting, opened)
+    assert engine.repairs == [], "an empty vault's index opens again without a repair"
 
 
 def _checkpointed(catalog: Path) -> bytes:

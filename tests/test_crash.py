@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import shutil
 import signal
 import subprocess
 import sys
@@ -15,12 +14,12 @@ from pathlib import Path
 
 import pytest
 from index_checks import notes_with_embedded_chunks
+from vault_copy import copy_sample_vault
 
 from engine.api import Engine
 from engine.embedder import Embedder, load_default_embedder
 
 ROOT = Path(__file__).resolve().parent.parent
-SAMPLE_VAULT = ROOT / "sample_vault"
 WORDS = ["harbor", "lantern", "quarry", "meadow", "falcon", "ember", "glacier", "orchard", "summit", "tundra", "canyon", "delta", "prairie", "lagoon", "beacon", "atlas", "sync", "tile", "offline", "telemetry", "crdt", "postgres", "flutter", "retro", "sprint", "budget", "roadmap", "review", "incident", "migration", "latency", "battery", "courier", "ledger"]
 KILLS = 20
 
@@ -60,7 +59,7 @@ def embedder() -> Embedder:
 @pytest.fixture
 def crash_vault(tmp_path: Path) -> Path:
     vault = tmp_path / "vault"
-    shutil.copytree(SAMPLE_VAULT, vault)
+    copy_sample_vault(vault)
     rng = random.Random(99)
     (vault / "Generated").mkdir()
     titles = [f"Generated Note {i}" for i in range(30)]

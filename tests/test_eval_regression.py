@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
+from vault_copy import copy_sample_vault
 
 from engine.api import Engine
 from engine.cli import main
@@ -41,7 +41,7 @@ def _floor_args(floors: dict[str, float]) -> list[str]:
 def sample_eval_dirs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     base = tmp_path_factory.mktemp("eval-sample")
     vault = base / "vault"
-    shutil.copytree(ROOT / "sample_vault", vault)
+    copy_sample_vault(vault)
     return vault, base / "index"
 
 

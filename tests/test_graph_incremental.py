@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from vault_copy import copy_sample_vault
 
 from engine.api import Engine
 from engine.channels.graph import GraphChannel
@@ -58,7 +58,7 @@ def _append(vault: Path, path: str, text: str) -> None:
 @pytest.fixture
 def sample(tmp_path: Path) -> Iterator[tuple[Engine, Path]]:
     vault = tmp_path / "vault"
-    shutil.copytree(ROOT / "sample_vault", vault)
+    copy_sample_vault(vault)
     eng = _open(vault, tmp_path / "index")
     yield eng, vault
     eng.close()

@@ -274,13 +274,22 @@ def test_a_read_only_vault_says_so(small: Engine, monkeypatch: pytest.MonkeyPatc
     real_open = os.open
 
     def read_only(path: object, flags: int, *args: object, **kwargs: object) -> int:
-        if flags & os.O_CREAT:
+        if flags & os.O_CREAT and not str(path).startswith(str(small.index_dir)):
             raise OSError(errno.EROFS, "Read-only file system")
         return real_open(path, flags, *args, **kwargs)  # type: ignore[arg-type]
 
+    real_replace = os.replace
+
+    def replace(source: object, target: object) -> None:
+        if str(target).startswith(str(small.vault)) and not str(target).startswith(str(small.index_dir)):
+            raise OSError(errno.EROFS, "Read-only file system")
+        real_replace(source, target)  # type: ignore[arg-type]
+
     monkeypatch.setattr(os, "open", read_only)
+    monkeypatch.setattr(os, "replace", replace)
     with pytest.raises(NoteNotSaved, match="read-only"):
         small.save_note("Fresh.md", "# Fresh\n", expected_sha=None)
+    monkeypatch.undo()
 
 
 def test_new_notes_get_the_umask_mode_and_edits_keep_theirs(small: Engine) -> None:

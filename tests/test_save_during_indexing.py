@@ -13,10 +13,24 @@ from engine.records import Progress
 
 
 class SlowEmbedder(HashEmbedder):
-    """A stand-in for a slow model: each batch takes a while, like MiniLM on a big backlog."""
+    """A stand-in for a model busy with a long backlog: its second batch lasts until a save waits its turn.
+
+    The save then arrives in the middle of the backlog however slowly the test thread
+    gets to it (a fixed delay per batch raced against that); `_writers_waiting` is what
+    the backlog checks between batches to step aside.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.engine: Engine | None = None
+        self.batches = 0
 
     def embed(self, texts: Sequence[str]) -> Vectors:
-        time.sleep(0.05)
+        self.batches += 1
+        if self.batches == 2 and self.engine is not None:
+            deadline = time.monotonic() + 120
+            while not self.engine._writers_waiting() and time.monotonic() < deadline:
+                time.sleep(0.01)  # polling a condition, not waiting for time to pass
         return super().embed(texts)
 
 
@@ -25,7 +39,9 @@ def test_save_does_not_wait_for_the_embedding_backlog(sample_copy: Path, tmp_pat
         (sample_copy / "Inbox" / f"Backlog {i}.md").write_text(
             f"# Backlog {i}\n\n" + f"Paragraph {i} about harbour cranes. " * 12, encoding="utf-8"
         )
-    engine = Engine.open(sample_copy, index_dir=tmp_path / "idx", embedder=SlowEmbedder())
+    slow = SlowEmbedder()
+    engine = Engine.open(sample_copy, index_dir=tmp_path / "idx", embedder=slow)
+    slow.engine = engine
     embedding = threading.Event()
 
     def on_progress(progress: Progress) -> None:

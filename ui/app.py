@@ -6,11 +6,14 @@ from collections.abc import Iterable
 from functools import partial
 from typing import TYPE_CHECKING, ClassVar
 
+from textual import events
 from textual._path import CSSPathType
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
+from textual.widgets import Input, TextArea
 
+from engine.names import printable_path
 from ui.dialogs.choice import ChoiceDialog
 from ui.screens.editor import EditorScreen
 from ui.screens.main import MainScreen
@@ -40,8 +43,15 @@ class CairnApp(App[None]):
 
     def on_mount(self) -> None:
         self.theme = self.config.dark_theme if self.config.start_dark else self.config.light_theme
-        self.sub_title = str(self.engine.vault)
+        self.sub_title = printable_path(str(self.engine.vault))  # a folder name may not be UTF-8
         self.push_screen(self.main_screen)
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        """Keep a focused text cursor steady when the configuration turns blinking off."""
+        # A cursor only blinks while focused, so this is where every Input and TextArea
+        # (search box, tree filter, dialogs, editor) can be told.
+        if not self.config.cursor_blink and isinstance(event.widget, (Input, TextArea)):
+            event.widget.cursor_blink = False
 
     def action_search(self) -> None:
         """Open the search panel from anywhere."""

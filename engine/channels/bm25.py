@@ -104,7 +104,11 @@ class BulkScorer:
 
     def __init__(self, searcher: Any, cache: SegmentCache, *, b: float, k1: float) -> None:
         self.searcher = searcher
-        self._leaves: list[tuple[Any, int]] = list(searcher.reader().leaf_readers())
+        # An index without segments (nothing committed yet) reads as one empty reader
+        # that has no segment: it has no documents to score either.
+        self._leaves: list[tuple[Any, int]] = [
+            (leaf, base) for leaf, base in searcher.reader().leaf_readers() if leaf.segment() is not None
+        ]
         self._cache = cache
         cache.keep_only([leaf for leaf, _base in self._leaves])
         self._b = b
@@ -152,6 +156,16 @@ class BulkScorer:
                 counts[term] = counts.get(term, 0) + df
         return counts
 
+    def idf(self, field: str, term: str) -> float:
+        """Whoosh's BM25 idf of a term, log(N / (df + 1)) + 1, and 1 in an index of no documents.
+
+        Whoosh's own formula takes the log of 0 there (a ValueError): an empty vault, or
+        any search typed before a first index commits anything.
+        """
+        if not self._doc_count:
+            return 1.0
+        return float(self.searcher.idf(field, term))
+
     def search(self, clauses: Sequence[tuple[str, str, float]], limit: int) -> list[ScoredDoc]:
         """Top documents for the sum of (field, term, boost) BM25F clauses, best first."""
         if not self._doc_count or limit < 1:
@@ -165,7 +179,7 @@ class BulkScorer:
                 continue
             lengths = self._field_lengths(field)[ids]
             norm = k1 * ((1 - b) + b * lengths / self._avg_length[field])
-            idf = float(self.searcher.idf(field, term))
+            idf = self.idf(field, term)
             scores[ids] += boost * idf * (weights * (k1 + 1)) / (weights + norm)
             matched.append((term, ids))
         candidates = np.flatnonzero(scores > 0)

@@ -178,8 +178,8 @@ class FulltextChannel:
     def term_weights(self, terms: Iterable[str]) -> dict[str, float]:
         """Each index term's idf in the body field (BM25's, as Whoosh computes it)."""
         with self._lock:
-            searcher = self._searcher
-            return {term: float(searcher.idf("body", term)) for term in dict.fromkeys(terms)}
+            scorer = self._scorer_for(self._searcher)
+            return {term: scorer.idf("body", term) for term in dict.fromkeys(terms)}
 
     def _boosts(self) -> list[tuple[str, float]]:
         c = self._config

@@ -254,6 +254,8 @@ class VectorChannel:
             return ChannelAnswer(hits=())
         with self._lock:
             if int(self._index.ntotal) == 0:
+                if not self._owners:
+                    return ChannelAnswer(hits=())  # no chunks at all (an empty vault): nothing is missing
                 return ChannelAnswer(hits=(), status="degraded", message="no chunk embedded yet")
         text = _settled_text(query)
         if not text:

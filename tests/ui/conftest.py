@@ -7,21 +7,18 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from vault_copy import copy_sample_vault
 
 from app.config import AppConfig
 from app.wiring import build_app, open_engine
 from engine.api import Engine
 from ui.app import CairnApp
 
-ROOT = Path(__file__).resolve().parents[2]
-SAMPLE_VAULT = ROOT / "sample_vault"
-
 
 @pytest.fixture(scope="session")
 def indexed_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A copy of sample_vault with its index in `<vault>/.cairn`, embedded with the real model."""
-    vault = tmp_path_factory.mktemp("ui-template") / "vault"
-    shutil.copytree(SAMPLE_VAULT, vault)
+    vault = copy_sample_vault(tmp_path_factory.mktemp("ui-template") / "vault")
     engine = Engine.open(vault)
     try:
         engine.reindex()
@@ -52,9 +49,10 @@ def engine(module_vault: Path) -> Iterator[Engine]:
 
 @pytest.fixture
 def make_app(engine: Engine) -> Callable[..., CairnApp]:
-    """The factory the entry point uses, over the module's engine."""
+    """The factory the entry point uses, over the module's engine, with a cursor that does not blink."""
 
     def factory(**overrides: bool) -> CairnApp:
-        return build_app(engine, AppConfig(), **overrides)
+        # A blinking cursor is drawn or not depending on when a snapshot is taken.
+        return build_app(engine, AppConfig(), **{"cursor_blink": False, **overrides})
 
     return factory

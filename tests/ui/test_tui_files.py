@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from pilot_support import SIZE, run, settle
 from textual.message import Message
 from textual.widgets import Input
+from vault_copy import copy_sample_vault
 
 from app.config import AppConfig
 from app.wiring import build_app, open_engine
@@ -22,14 +21,12 @@ from ui.screens.main import MainScreen
 from ui.widgets.index_status import IndexStatusBar
 from ui.widgets.note_view import NoteView
 
-SAMPLE_VAULT = Path(__file__).resolve().parents[2] / "sample_vault"
-
 
 @pytest.fixture(scope="module")
 def fresh_engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
     """An engine over an unindexed copy of sample_vault (hash embedder: these tests are about files)."""
     vault = tmp_path_factory.mktemp("ui-files") / "vault"
-    shutil.copytree(SAMPLE_VAULT, vault)
+    copy_sample_vault(vault)
     engine = open_engine(vault, AppConfig(), embedder=HashEmbedder())
     yield engine
     engine.close()

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import shutil
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from starlette.testclient import TestClient
+from vault_copy import copy_sample_vault
 
 from engine.api import Engine
-
-SAMPLE_VAULT = Path(__file__).resolve().parents[2] / "sample_vault"
 
 TOKEN = "test-token-0123456789"
 PORT = 8765
@@ -41,7 +39,7 @@ A [harmless looking link](javascript:window.pwned=3;document.title='pwned') and
 def make_vault(base: Path) -> Path:
     """Copy sample_vault to `base/vault` and add an image, a hostile note, and a secret outside."""
     vault = base / "vault"
-    shutil.copytree(SAMPLE_VAULT, vault)
+    copy_sample_vault(vault)
     (vault / "Projects" / "Atlas" / "sync-architecture.png").write_bytes(PNG)
     (vault / "Inbox" / "Evil Note.md").write_text(EVIL_NOTE, encoding="utf-8")
     (base / "secret.md").write_text(f"# Secret\n\n{SECRET}\n", encoding="utf-8")

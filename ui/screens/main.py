@@ -182,6 +182,8 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
             self.indexing = False
             self.query_one(IndexStatusBar).remove_class("-busy")
             self._list_notes()
+            if event.state == WorkerState.ERROR:
+                self._start_watching()  # it retries what failed (a full disk) and catches up
 
     # -- message handlers -------------------------------------------------------------------
     @on(NotesListed)
@@ -215,8 +217,14 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
     def _vault_changed(self, message: VaultChanged) -> None:
         batch = message.batch
         if batch.error:
-            self.notify(batch.error, title="Could not index the changes", severity="error")
+            self.notify(
+                f"{batch.error}. Still watching; trying again in {batch.retry_in:.0f} s.",
+                title="Could not index the changes",
+                severity="error",
+            )
             return
+        if batch.recovered:
+            self.notify("Indexing works again; every change made meanwhile is indexed.", title="Index caught up")
         self._list_notes()
         current = self.current_path
         if current and (batch.rescan or current in batch.paths or batch.report is None):

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from engine.cli import asked_kind_text, badges
+from engine.names import printable_path
 from ui.web.render import note_url
 
 if TYPE_CHECKING:
@@ -29,8 +30,9 @@ def page(title: str, content: str, *, vault: Path, script: str | None = None, bo
         content=content,
         scripts="\n".join(f'<script src="/static/{e(name)}" defer></script>' for name in scripts),
         body_class=e(body_class),
-        vault_name=e(vault.name),
-        vault_path=e(str(vault)),
+        # A vault folder whose name is not UTF-8 could not be sent as UTF-8 at all.
+        vault_name=e(printable_path(vault.name)),
+        vault_path=e(printable_path(str(vault))),
     )
 
 
