@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from engine.cli import exit_code, run_console
+from engine.console import exit_code, run_console
 from engine.errors import CairnError
 
 SUBCOMMANDS = ("tui", "web")

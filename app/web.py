@@ -11,7 +11,7 @@ import webbrowser
 from collections.abc import Sequence
 from pathlib import Path
 
-from engine.cli import exit_code
+from engine.console import exit_code
 from engine.errors import CairnError
 
 HOST = "127.0.0.1"

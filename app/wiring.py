@@ -9,8 +9,7 @@ from typing import TYPE_CHECKING
 from app.config import AppConfig
 
 if TYPE_CHECKING:
-    from engine.api import Engine
-    from engine.embedder import Embedder
+    from engine.api import Embedder, Engine
     from ui.app import CairnApp
 
 _DEFAULT_EMBEDDER = object()

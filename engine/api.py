@@ -66,8 +66,21 @@ from engine.storage import (
     salvage_embeddings,
 )
 from engine.vault import DecodedNote, NoteUnreadable, decode_note
+from engine.watch import (
+    DEFAULT_DEBOUNCE_MS,
+    DEFAULT_STEP_MS,
+    BatchFn,
+    VaultWatcher,
+    pending_changes,
+    run_watch,
+)
+
+__all__ = ["Embedder", "Engine", "Watcher"]
 
 log = logging.getLogger("cairn.engine")
+
+Watcher = VaultWatcher
+"""What `Engine.watcher` hands out: `start()`, `stop()`, `running`, `error`."""
 
 _USE_DEFAULT = object()
 _FULLTEXT_ONLY: tuple[ChannelName, ...] = ("fulltext",)
@@ -386,9 +399,33 @@ class Engine:
 
     def pending(self) -> tuple[str, ...]:
         """Notes added, changed or deleted on disk since they were indexed (by mtime and size)."""
-        from engine.watch import pending_changes
-
         return pending_changes(self.vault, self._catalog.file_states(), self._catalog.skipped(), self.config.excludes)
+
+    def watcher(
+        self, on_batch: BatchFn | None = None, *, debounce_ms: int = DEFAULT_DEBOUNCE_MS, step_ms: int = DEFAULT_STEP_MS
+    ) -> VaultWatcher:
+        """A watcher that keeps this index in step with the vault from a background thread.
+
+        Call `start()` and `stop()` on it; `on_batch` is called (from the watcher's
+        thread) after every burst of changes it absorbed, or failed to.
+        """
+        return VaultWatcher(self, on_batch, debounce_ms=debounce_ms, step_ms=step_ms)
+
+    def watch(
+        self,
+        stop: threading.Event,
+        on_batch: BatchFn | None = None,
+        *,
+        debounce_ms: int = DEFAULT_DEBOUNCE_MS,
+        step_ms: int = DEFAULT_STEP_MS,
+        require_writer: bool = False,
+    ) -> None:
+        """Keep the index in step with the vault on this thread until `stop` is set (`engine watch`).
+
+        Raises:
+            IndexLocked: `require_writer` and another process writes the index.
+        """
+        run_watch(self, stop, on_batch, debounce_ms=debounce_ms, step_ms=step_ms, require_writer=require_writer)
 
     def hold_writer(self) -> bool:
         """Become the index's writer until `release_writer()`; False if another process is."""

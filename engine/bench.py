@@ -19,10 +19,17 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from engine.errors import CairnError
+from engine.records import ChannelName, WatchBatch
+
+if TYPE_CHECKING:
+    from engine.api import Engine
 
 _SERVE_QUERIES = 24
 _UPDATE_EDITS = 5
@@ -191,7 +198,6 @@ def _child_serve(args: argparse.Namespace) -> dict[str, Any]:
             catalog.close()
         if not args.no_watch:
             from engine.errors import CairnError
-            from engine.watch import measure_watch_latency
 
             try:
                 result["watch"] = measure_watch_latency(engine)
@@ -568,6 +574,67 @@ def _child_main(argv: Sequence[str]) -> int:
     result = _child_index(args) if args.kind == "index" else _child_serve(args)
     sys.stdout.write(json.dumps(result) + "\n")
     return 0
+
+
+def measure_watch_latency(engine: Engine, *, edits: int = 5) -> dict[str, float]:
+    """Edit one note of an open, indexed engine's vault `edits` times under a watcher.
+
+    Each edit adds a fresh word the way an editor saves (temp file, rename); the time
+    runs until the watcher's batch has updated every channel and full-text search
+    finds the word. Returns median and max ms.
+    """
+    notes = engine.notes()
+    if not notes:
+        raise CairnError(f"{engine.vault} has no notes to edit")
+    target = notes[len(notes) // 2][0]
+    done = threading.Condition()
+    indexed: list[float] = []
+
+    def on_batch(batch: WatchBatch) -> None:
+        if batch.report is not None and target in batch.report.updated:
+            with done:
+                indexed.append(time.perf_counter())
+                done.notify_all()
+
+    watcher = engine.watcher(on_batch)
+    watcher.start()
+    samples: list[float] = []
+    try:
+        _wait_for(lambda: watcher.batches >= 1 or watcher.error is not None, 120.0)
+        fulltext_only: tuple[ChannelName, ...] = ("fulltext",)
+        for attempt in range(edits):
+            word = f"zyxwatch{os.getpid()}x{attempt}"
+            file = engine.vault / target
+            text = file.read_text(encoding="utf-8")
+            started = time.perf_counter()
+            _external_write(file, f"{text}\n\nEdited {word} here.\n")
+            expected = attempt + 1
+            with done:
+                if not done.wait_for(lambda: len(indexed) >= expected, 30.0):  # noqa: B023
+                    raise CairnError("the watcher did not index an edit within 30 s")
+            hits = engine.search(word, channels=fulltext_only, as_you_type=False).hits
+            if not any(hit.path == target for hit in hits):
+                raise CairnError(f"edit {attempt} indexed but not found by search")
+            samples.append((time.perf_counter() - started) * 1000)
+    finally:
+        watcher.stop()
+    return {"median_ms": round(statistics.median(samples), 1), "max_ms": round(max(samples), 1), "edits": float(edits)}
+
+
+def _external_write(path: Path, text: str) -> None:
+    """Write the way an editor does: a temp file, then rename over the note."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    os.replace(tmp, path)
+
+
+def _wait_for(condition: Callable[[], bool], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise CairnError("timed out waiting for the watcher")
+        time.sleep(0.01)
 
 
 if __name__ == "__main__":

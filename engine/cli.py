@@ -3,47 +3,30 @@
 from __future__ import annotations
 
 import argparse
-import enum
-import io
 import json
-import os
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from engine.errors import CairnError, ConfigError, IndexCorrupt, IndexLocked, VaultNotFound
-from engine.names import printable_path
+from engine.console import EXIT_HELP, Exit, exit_code, run_console
+from engine.errors import CairnError, ConfigError
+from engine.present import (
+    asked_kind_text,
+    badges,
+    highlighted,
+    one_line,
+    reindex_to_json,
+    results_to_json,
+    status_to_json,
+    watch_line,
+)
 
 if TYPE_CHECKING:
     from engine.api import Engine
-    from engine.records import IndexStatus, Progress, SearchResults
+    from engine.records import Progress
 
-
-class Exit(enum.IntEnum):
-    """The engine command's exit codes."""
-
-    OK = 0
-    ERROR = 1
-    USAGE = 2
-    VAULT_NOT_FOUND = 3
-    INDEX_LOCKED = 4
-    INDEX_CORRUPT = 5
-    QUALITY_BELOW_FLOOR = 6
-    OUTPUT_CLOSED = 141
-
-
-EXIT_HELP = """exit codes:
-  0    success
-  1    unexpected error
-  2    usage error (bad arguments, bad configuration)
-  3    the vault folder does not exist
-  4    another process is writing the index
-  5    the index is damaged beyond automatic repair
-  6    eval: a metric fell below a --min-* floor
-  141  the output was closed early (`engine search ... | head -1`), as for SIGPIPE
-"""
 
 CHANNEL_CHOICES = ("fulltext", "vectors", "graph")
 
@@ -152,36 +135,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     return run_console(lambda: _main(argv))
 
 
-def run_console(body: Callable[[], int]) -> int:
-    """Run a console script's body with output that is always valid UTF-8 and a quiet end on a closed pipe.
-
-    A name or query that is not valid UTF-8 reaches Python as lone surrogates; printed,
-    they would be invalid UTF-8 (or an encoding error), so they are written escaped.
-    When the reader of stdout goes away (`| head -1`), the command stops without a
-    traceback, with the exit code a SIGPIPE gives in a shell.
-    """
-    for stream in (sys.stdout, sys.stderr):
-        if isinstance(stream, io.TextIOWrapper):
-            stream.reconfigure(errors="backslashreplace")
-    try:
-        try:
-            return body()
-        finally:
-            sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's flush at exit
-    except BrokenPipeError:
-        # Point the process's own streams at /dev/null, so that what is left in their
-        # buffers does not fail again when the interpreter flushes them at exit.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        for stream, original in ((sys.stdout, sys.__stdout__), (sys.stderr, sys.__stderr__)):
-            if stream is original and stream is not None:
-                try:
-                    os.dup2(devnull, stream.fileno())
-                except (OSError, ValueError):
-                    continue  # no file descriptor behind it: nothing to flush there at exit
-        os.close(devnull)
-        return int(Exit.OUTPUT_CLOSED)
-
-
 def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -197,19 +150,6 @@ def _main(argv: Sequence[str] | None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
-
-
-def exit_code(exc: CairnError) -> int:
-    """The documented exit code for an engine error (shared by every console script)."""
-    for kind, code in (
-        (VaultNotFound, Exit.VAULT_NOT_FOUND),
-        (IndexLocked, Exit.INDEX_LOCKED),
-        (IndexCorrupt, Exit.INDEX_CORRUPT),
-        (ConfigError, Exit.USAGE),
-    ):
-        if isinstance(exc, kind):
-            return int(code)
-    return int(Exit.ERROR)
 
 
 def _open(args: argparse.Namespace) -> Engine:
@@ -280,18 +220,7 @@ def _reindex(args: argparse.Namespace) -> int:
         status = engine.status()
     total = time.perf_counter() - started
     if args.json:
-        payload = {
-            "added": list(report.added),
-            "updated": list(report.updated),
-            "removed": list(report.removed),
-            "unchanged": report.unchanged,
-            "skipped": [{"path": s.path, "reason": s.reason} for s in report.skipped],
-            "warnings": [{"path": s.path, "reason": s.reason} for s in report.warnings],
-            "embedded_chunks": report.embedded_chunks,
-            "timings_s": report.timings,
-            "total_s": round(total, 3),
-            "notes": status.notes,
-        }
+        payload = {**reindex_to_json(report), "total_s": round(total, 3), "notes": status.notes}
         print(json.dumps(payload, ensure_ascii=False, indent=2))
         return Exit.OK
     out = sys.stdout
@@ -310,107 +239,6 @@ def _reindex(args: argparse.Namespace) -> int:
 
 
 # -- search ------------------------------------------------------------------------
-def results_to_json(results: SearchResults) -> dict[str, Any]:
-    """The documented JSON shape of a search (also served by the web API)."""
-    hits = []
-    for hit in results.hits:
-        channels: dict[str, Any] = {}
-        for name, ev in hit.channels.items():
-            entry: dict[str, Any] = {"rank": ev.rank, "score": round(ev.score, 4)}
-            if name == "fulltext":
-                entry["matched_terms"] = list(ev.matched_terms)
-            elif name == "vectors":
-                entry["chunk_id"] = ev.chunk_id
-            elif name == "graph":
-                entry["path"] = list(ev.graph_path)
-                entry["relation"] = ev.graph_relation
-            channels[name] = entry
-        hits.append(
-            {
-                "path": hit.path,
-                "title": hit.title,
-                "score": hit.score,
-                "label": hit.label,
-                "channels": channels,
-                "snippet": {
-                    "text": hit.snippet.text,
-                    "heading": hit.snippet.heading,
-                    "line": hit.snippet.line,
-                    "highlights": [list(span) for span in hit.snippet.highlights],
-                },
-            }
-        )
-    return {
-        # What was typed, as valid UTF-8 (a command-line argument may carry bytes that are not).
-        "query": results.query.encode("utf-8", "backslashreplace").decode("utf-8"),
-        "hits": hits,
-        "channels": {
-            name: {"status": st.status, "ms": st.ms, **({"message": st.message} if st.message else {})}
-            for name, st in results.channels.items()
-        },
-        "entities": {
-            "recognized": list(results.recognized_entities),
-            "expanded": list(results.expanded_entities),
-        },
-        "asked_kind": results.asked_kind.label or None,
-        "kind_hops": list(results.kind_hops),
-        "ms": results.total_ms,
-    }
-
-
-def asked_kind_text(results: SearchResults, *, count: bool = False) -> str:
-    """The kind a query asks for, for explain views ("" if none).
-
-    "people (others rank lower; 3 linked from the best keyword match)"
-    """
-    kind = results.asked_kind
-    if not kind.label:
-        return ""
-    parts = [f"{len(kind.notes)} notes"] if count else []
-    parts.append("others rank lower")
-    if results.kind_hops:
-        parts.append(f"{len(results.kind_hops)} linked from the best keyword match")
-    return f"{kind.label} ({'; '.join(parts)})"
-
-
-def badges(hit: Any) -> list[str]:
-    """Short per-channel evidence: `BM25 #2 "term"`, `VEC 0.83`, `GRAPH ← Alice`."""
-    out = []
-    ft = hit.channels.get("fulltext")
-    if ft is not None:
-        terms = " ".join(f'"{t}"' for t in ft.matched_terms[:3])
-        out.append(f"BM25 #{ft.rank}{' ' + terms if terms else ''}")
-    vec = hit.channels.get("vectors")
-    if vec is not None:
-        out.append(f"VEC {vec.score:.2f}")
-    graph = hit.channels.get("graph")
-    if graph is not None:
-        via = graph.graph_path[-2] if len(graph.graph_path) > 1 else graph.graph_path[0] if graph.graph_path else ""
-        out.append(f"GRAPH ← {via}" if len(graph.graph_path) > 1 else f"GRAPH = {via}")
-    return out
-
-
-def _shown(text: str) -> str:
-    """Text from a note on one line of a terminal: line breaks as spaces, other control characters escaped.
-
-    A note may hold an ESC (they are allowed in text); printed raw, it would drive the
-    terminal of whoever runs the search.
-    """
-    return printable_path(text.replace("\n", " "))
-
-
-def _highlight(text: str, spans: Sequence[tuple[int, int]], tty: bool) -> str:
-    if not spans:
-        return _shown(text)
-    on, off = ("\x1b[1;33m", "\x1b[0m") if tty else ("[", "]")
-    pieces, last = [], 0
-    for start, end in spans:
-        pieces.extend([_shown(text[last:start]), on, _shown(text[start:end]), off])
-        last = end
-    pieces.append(_shown(text[last:]))
-    return "".join(pieces)
-
-
 def _search(args: argparse.Namespace) -> int:
     channels = args.channels
     with _open(args) as engine:
@@ -423,10 +251,10 @@ def _search(args: argparse.Namespace) -> int:
     out = sys.stdout
     tty = out.isatty()
     for number, hit in enumerate(results.hits, start=1):
-        out.write(f"{number:>2}. {_shown(hit.title)}  ({_shown(hit.path)})\n")
-        out.write(f"    {hit.label}  {_shown('  '.join(f'[{b}]' for b in badges(hit)))}\n")
-        heading = f"{_shown(hit.snippet.heading)} · " if hit.snippet.heading else ""
-        snippet = _highlight(hit.snippet.text, hit.snippet.highlights, tty)
+        out.write(f"{number:>2}. {one_line(hit.title)}  ({one_line(hit.path)})\n")
+        out.write(f"    {hit.label}  {one_line('  '.join(f'[{b}]' for b in badges(hit)))}\n")
+        heading = f"{one_line(hit.snippet.heading)} · " if hit.snippet.heading else ""
+        snippet = highlighted(hit.snippet.text, hit.snippet.highlights, tty)
         out.write(f"    {heading}line {hit.snippet.line}: {snippet}\n")
         if args.explain:
             for name, ev in hit.channels.items():
@@ -437,7 +265,7 @@ def _search(args: argparse.Namespace) -> int:
                     detail = f" path={' → '.join(ev.graph_path)}" + (f" ({ev.graph_relation})" if ev.graph_relation else "")
                 if ev.chunk_id is not None:
                     detail += f" chunk={ev.chunk_id}"
-                out.write(f"      {name:<8} rank {ev.rank:<3} score {round(ev.score, 4):<8}{_shown(detail)}\n")
+                out.write(f"      {name:<8} rank {ev.rank:<3} score {round(ev.score, 4):<8}{one_line(detail)}\n")
             out.write(f"      fused score {hit.score}\n")
     if not results.hits:
         out.write("no results\n")
@@ -450,8 +278,8 @@ def _search(args: argparse.Namespace) -> int:
             )
             + f"; total {results.total_ms:.1f}ms\n"
         )
-        out.write(f"entities recognized: {_shown(', '.join(results.recognized_entities)) or '-'}\n")
-        out.write(f"entities expanded:   {_shown(', '.join(results.expanded_entities)) or '-'}\n")
+        out.write(f"entities recognized: {one_line(', '.join(results.recognized_entities)) or '-'}\n")
+        out.write(f"entities expanded:   {one_line(', '.join(results.expanded_entities)) or '-'}\n")
         out.write(f"asks for:            {asked_kind_text(results, count=True) or '-'}\n")
     for name, st in results.channels.items():
         if st.status != "ok" and not args.explain:
@@ -483,8 +311,6 @@ def _watch(args: argparse.Namespace) -> int:
     import signal
     import threading
 
-    from engine.watch import describe, run_watch
-
     stop = threading.Event()
     with _open(args) as engine:
 
@@ -494,11 +320,10 @@ def _watch(args: argparse.Namespace) -> int:
 
         signal.signal(signal.SIGTERM, on_signal)
         signal.signal(signal.SIGINT, on_signal)
-        print(f"watching {_shown(str(engine.vault))} (ctrl+c stops)", file=sys.stderr)
-        run_watch(
-            engine,
+        print(f"watching {one_line(str(engine.vault))} (ctrl+c stops)", file=sys.stderr)
+        engine.watch(
             stop,
-            lambda batch: print(describe(batch), file=sys.stderr, flush=True),
+            lambda batch: print(watch_line(batch), file=sys.stderr, flush=True),
             debounce_ms=args.debounce_ms,
             step_ms=args.step_ms,
             require_writer=True,
@@ -507,27 +332,6 @@ def _watch(args: argparse.Namespace) -> int:
 
 
 # -- status --------------------------------------------------------------------------
-def status_to_json(status: IndexStatus) -> dict[str, Any]:
-    """The documented JSON shape of an index status (also served by the web API)."""
-    return {
-        "vault": printable_path(status.vault),
-        "index_dir": printable_path(status.index_dir),
-        "notes": status.notes,
-        "chunks": status.chunks,
-        "links": status.links,
-        "dangling_links": status.dangling_links,
-        "entities": status.entities,
-        "embedded_chunks": status.embedded_chunks,
-        "embedded_fraction": round(status.embedded_fraction, 4),
-        "model": status.model,
-        "vectors": {"status": status.vectors.status, "message": status.vectors.message},
-        "channel_counts": status.channel_counts,
-        "index_bytes": status.index_bytes,
-        "last_update": status.last_update,
-        "skipped": [{"path": s.path, "reason": s.reason} for s in status.skipped],
-    }
-
-
 def _status(args: argparse.Namespace) -> int:
     with _open(args) as engine:
         status = engine.status()
@@ -539,7 +343,7 @@ def _status(args: argparse.Namespace) -> int:
         return Exit.OK
     out = sys.stdout
     last = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(status.last_update)) if status.last_update else "never"
-    out.write(f"vault:      {_shown(status.vault)}\nindex:      {_shown(status.index_dir)} ({status.index_bytes / 1e6:.1f} MB)\n")
+    out.write(f"vault:      {one_line(status.vault)}\nindex:      {one_line(status.index_dir)} ({status.index_bytes / 1e6:.1f} MB)\n")
     out.write(f"notes:      {status.notes} ({status.chunks} chunks, {status.links} links, {status.dangling_links} dangling)\n")
     out.write(f"entities:   {status.entities}\n")
     out.write(f"embedded:   {status.embedded_chunks}/{status.chunks} chunks ({status.embedded_fraction:.0%})\n")

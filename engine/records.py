@@ -9,6 +9,8 @@ ChannelName = Literal["fulltext", "vectors", "graph"]
 CHANNEL_NAMES: tuple[ChannelName, ...] = ("fulltext", "vectors", "graph")
 
 ChannelState = Literal["ok", "degraded", "unavailable"]
+# How each channel is named on badges and in explain views.
+CHANNEL_LABELS: dict[ChannelName, str] = {"fulltext": "BM25", "vectors": "VEC", "graph": "GRAPH"}
 
 EvidenceLabel = Literal[
     "exact_title_match",
@@ -138,6 +140,17 @@ class Hit:
     label: EvidenceLabel
     channels: dict[ChannelName, ChannelEvidence]
     snippet: Snippet
+
+
+@dataclass(frozen=True)
+class Badge:
+    """One channel's evidence for a hit in a few words (`BM25 #2 "term"`), and which channel it is."""
+
+    channel: ChannelName
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
 
 
 @dataclass(frozen=True)
@@ -350,3 +363,31 @@ class NoteView:
     text: str
     body_line_offset: int
     links: tuple[tuple[Link, str | None], ...]
+
+
+@dataclass(frozen=True)
+class WatchBatch:
+    """One burst of changes absorbed by the watcher.
+
+    `report` is None when another process is the index's writer and this one only
+    picked up what it wrote; `rescan` says a folder or non-note path changed, so the
+    whole vault was compared (an incremental reindex that skips unchanged files).
+    When indexing failed, `error` says why and `retry_in` when the watcher compares the
+    whole vault again; `recovered` marks the first batch that succeeded after failures.
+    """
+
+    paths: tuple[str, ...]
+    rescan: bool
+    report: ReindexReport | None
+    seconds: float
+    writer: bool
+    error: str = ""
+    retry_in: float = 0.0
+    recovered: bool = False
+
+    @property
+    def changed_notes(self) -> int:
+        """Notes added, updated or removed by this batch."""
+        if self.report is None:
+            return 0
+        return len(self.report.added) + len(self.report.updated) + len(self.report.removed)

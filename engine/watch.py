@@ -3,21 +3,17 @@
 from __future__ import annotations
 
 import logging
-import os
-import statistics
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
+from engine.config import EngineConfig
 from engine.errors import CairnError
-from engine.records import ChannelName, ReindexReport, SkippedFile
+from engine.records import ReindexReport, SkippedFile, WatchBatch
 
-if TYPE_CHECKING:
-    from engine.api import Engine
+__all__ = ["BatchFn", "VaultWatcher", "WatchBatch", "Watched", "classify", "is_ignored", "pending_changes", "run_watch"]
 
 log = logging.getLogger("cairn.watch")
 
@@ -49,57 +45,32 @@ def is_ignored(rel_path: str) -> bool:
     return name == "4913" or name.endswith(_TEMP_SUFFIXES) or (name.startswith("#") and name.endswith("#"))
 
 
-@dataclass(frozen=True)
-class WatchBatch:
-    """One burst of changes absorbed by the watcher.
-
-    `report` is None when another process is the index's writer and this one only
-    picked up what it wrote; `rescan` says a folder or non-note path changed, so the
-    whole vault was compared (an incremental reindex that skips unchanged files).
-    When indexing failed, `error` says why and `retry_in` when the watcher compares the
-    whole vault again; `recovered` marks the first batch that succeeded after failures.
-    """
-
-    paths: tuple[str, ...]
-    rescan: bool
-    report: ReindexReport | None
-    seconds: float
-    writer: bool
-    error: str = ""
-    retry_in: float = 0.0
-    recovered: bool = False
-
-    @property
-    def changed_notes(self) -> int:
-        """Notes added, updated or removed by this batch."""
-        if self.report is None:
-            return 0
-        return len(self.report.added) + len(self.report.updated) + len(self.report.removed)
-
-
 BatchFn = Callable[[WatchBatch], None]
 
 
-def describe(batch: WatchBatch) -> str:
-    """One line for a batch: what changed and how long it took."""
-    clock = time.strftime("%H:%M:%S")
-    if batch.error:
-        scope = "vault rescan" if batch.rescan else f"{len(batch.paths)} paths changed"
-        return (
-            f"{clock} watch: {scope}; indexing failed: {batch.error}; still watching, "
-            f"the whole vault is compared again in {batch.retry_in:.0f}s"
-        )
-    if batch.report is None:
-        return f"{clock} watch: picked up changes written by another process ({batch.seconds:.2f}s)"
-    report = batch.report
-    scope = "vault rescan" if batch.rescan else f"{len(batch.paths)} files"
-    if batch.recovered:
-        scope = f"indexing works again, caught up by a {scope}"
-    return (
-        f"{clock} watch: {scope}: {len(report.added)} added, {len(report.updated)} updated, "
-        f"{len(report.removed)} removed, {len(report.skipped)} skipped, "
-        f"{report.embedded_chunks} chunks embedded in {batch.seconds:.2f}s"
-    )
+class Watched(Protocol):
+    """What the watcher needs of an open index (the `Engine` façade is one)."""
+
+    @property
+    def vault(self) -> Path: ...
+
+    @property
+    def index_dir(self) -> Path: ...
+
+    @property
+    def config(self) -> EngineConfig: ...
+
+    def reindex(self, paths: Iterable[str] | None = None) -> ReindexReport: ...
+
+    def refresh(self) -> bool: ...
+
+    def hold_writer(self) -> bool: ...
+
+    def acquire_writer(self) -> None: ...
+
+    def release_writer(self) -> None: ...
+
+    def stop(self) -> None: ...
 
 
 def classify(
@@ -148,7 +119,7 @@ def pending_changes(
 
 
 def run_watch(
-    engine: Engine,
+    engine: Watched,
     stop_event: threading.Event,
     on_batch: BatchFn | None = None,
     *,
@@ -261,7 +232,7 @@ class VaultWatcher:
 
     def __init__(
         self,
-        engine: Engine,
+        engine: Watched,
         on_batch: BatchFn | None = None,
         *,
         debounce_ms: int = DEFAULT_DEBOUNCE_MS,
@@ -314,76 +285,3 @@ class VaultWatcher:
         if self._thread is not None:
             self._thread.join(timeout)
             self._thread = None
-
-
-def measure_watch_to_searchable(vault: Path, index_dir: Path, *, edits: int = 5) -> float:
-    """Median ms from an external edit of a note to the edit being in every channel.
-
-    Indexes `vault` (a private copy: one note is edited) with the default model first.
-    """
-    from engine.api import Engine
-
-    with Engine.open(vault, index_dir=index_dir) as engine:
-        engine.reindex()
-        return measure_watch_latency(engine, edits=edits)["median_ms"]
-
-
-def measure_watch_latency(engine: Engine, *, edits: int = 5) -> dict[str, float]:
-    """Edit one note of an open, indexed engine's vault `edits` times under a watcher.
-
-    Each edit adds a fresh word the way an editor saves (temp file, rename); the time
-    runs until the watcher's batch has updated every channel and full-text search
-    finds the word. Returns median and max ms.
-    """
-    notes = engine.notes()
-    if not notes:
-        raise CairnError(f"{engine.vault} has no notes to edit")
-    target = notes[len(notes) // 2][0]
-    done = threading.Condition()
-    indexed: list[float] = []
-
-    def on_batch(batch: WatchBatch) -> None:
-        if batch.report is not None and target in batch.report.updated:
-            with done:
-                indexed.append(time.perf_counter())
-                done.notify_all()
-
-    watcher = VaultWatcher(engine, on_batch)
-    watcher.start()
-    samples: list[float] = []
-    try:
-        _wait_for(lambda: watcher.batches >= 1 or watcher.error is not None, 120.0)
-        fulltext_only: tuple[ChannelName, ...] = ("fulltext",)
-        for attempt in range(edits):
-            word = f"zyxwatch{os.getpid()}x{attempt}"
-            file = engine.vault / target
-            text = file.read_text(encoding="utf-8")
-            started = time.perf_counter()
-            _external_write(file, f"{text}\n\nEdited {word} here.\n")
-            expected = attempt + 1
-            with done:
-                if not done.wait_for(lambda: len(indexed) >= expected, 30.0):  # noqa: B023
-                    raise CairnError("the watcher did not index an edit within 30 s")
-            hits = engine.search(word, channels=fulltext_only, as_you_type=False).hits
-            if not any(hit.path == target for hit in hits):
-                raise CairnError(f"edit {attempt} indexed but not found by search")
-            samples.append((time.perf_counter() - started) * 1000)
-    finally:
-        watcher.stop()
-    return {"median_ms": round(statistics.median(samples), 1), "max_ms": round(max(samples), 1), "edits": float(edits)}
-
-
-def _external_write(path: Path, text: str) -> None:
-    """Write the way an editor does: a temp file, then rename over the note."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.replace(tmp, path)
-
-
-def _wait_for(condition: Callable[[], bool], timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise CairnError("timed out waiting for the watcher")
-        time.sleep(0.01)

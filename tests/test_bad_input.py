@@ -14,7 +14,8 @@ import pytest
 
 import engine.indexer
 from engine.api import Engine
-from engine.cli import Exit, main
+from engine.cli import main
+from engine.console import Exit
 from engine.embedder import Embedder, HashEmbedder, Vectors, load_default_embedder
 from engine.errors import VaultNotFound
 

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.cli import Exit, build_parser, main
+from engine.cli import build_parser, main
+from engine.console import Exit
 
 GOLDEN = Path(__file__).parent / "data" / "golden_search.json"
 

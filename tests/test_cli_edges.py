@@ -10,7 +10,8 @@ import pytest
 
 from app.main import main as cairn_main
 from engine.api import Engine
-from engine.cli import Exit, main, run_console
+from engine.cli import main
+from engine.console import Exit, run_console
 
 ROOT = Path(__file__).resolve().parent.parent
 

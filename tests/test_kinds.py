@@ -163,7 +163,7 @@ def test_search_ranks_the_asked_for_kind_first(tmp_path: Path, factor: float, fi
 
 
 def test_the_explanation_says_which_kind_was_asked_for(tmp_path: Path) -> None:
-    from engine.cli import results_to_json
+    from engine.present import results_to_json
 
     with Engine.open(_vault(tmp_path), index_dir=tmp_path / "index", embedder=None) as engine:
         engine.reindex(embed=False)
@@ -201,7 +201,7 @@ def _ceo_vault(tmp_path: Path) -> Path:
 
 def test_a_kind_is_reached_through_the_best_keyword_match_of_another_kind(tmp_path: Path) -> None:
     """"The company whose CEO …": the words describe the CEO; the company is one link away."""
-    from engine.cli import asked_kind_text, results_to_json
+    from engine.present import asked_kind_text, results_to_json
 
     with Engine.open(_ceo_vault(tmp_path), index_dir=tmp_path / "index", embedder=None) as engine:
         engine.reindex(embed=False)

@@ -16,7 +16,9 @@ import pytest
 from engine.api import Engine
 from engine.embedder import HashEmbedder
 from engine.errors import IndexLocked
-from engine.watch import VaultWatcher, WatchBatch, classify, describe, is_ignored
+from engine.present import watch_line as describe
+from engine.records import WatchBatch
+from engine.watch import VaultWatcher, classify, is_ignored
 
 ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT = 30.0

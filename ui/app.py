@@ -13,7 +13,7 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import Input, TextArea
 
-from engine.names import printable_path
+from engine.present import printable_path
 from ui.dialogs.choice import ChoiceDialog
 from ui.screens.editor import EditorScreen
 from ui.screens.main import MainScreen

@@ -6,15 +6,14 @@ import posixpath
 
 from textual.content import Content
 
-from engine.cli import asked_kind_text, badges
-from engine.records import ChannelName, Hit, SearchResults
+from engine.present import CHANNEL_LABELS, asked_kind_text, badges
+from engine.records import CHANNEL_NAMES, ChannelName, Hit, SearchResults
 
-CHANNEL_STYLE: dict[str, str] = {
-    "BM25": "bold $text on $primary-muted",
-    "VEC": "bold $text on $success-muted",
-    "GRAPH": "bold $text on $warning-muted",
+CHANNEL_STYLE: dict[ChannelName, str] = {
+    "fulltext": "bold $text on $primary-muted",
+    "vectors": "bold $text on $success-muted",
+    "graph": "bold $text on $warning-muted",
 }
-CHANNEL_LABEL: dict[ChannelName, str] = {"fulltext": "BM25", "vectors": "VEC", "graph": "GRAPH"}
 HIGHLIGHT_STYLE = "bold $text-accent underline"
 
 
@@ -28,10 +27,9 @@ def badge_content(hit: Hit) -> Content:
     """One styled badge per channel that found the hit, with its evidence in short."""
     parts: list[Content | str] = []
     for badge in badges(hit):
-        kind = badge.split(" ", 1)[0]
         if parts:
             parts.append(" ")
-        parts.append(Content.styled(f" {badge} ", CHANNEL_STYLE.get(kind, "bold")))
+        parts.append(Content.styled(f" {badge.text} ", CHANNEL_STYLE[badge.channel]))
     return Content.assemble(*parts)
 
 
@@ -85,7 +83,7 @@ def channel_summary(results: SearchResults, show_timings: bool) -> Content:
         if parts:
             parts.append(" · ")
         style = "$text-success" if status.status == "ok" else "$text-warning" if status.status == "degraded" else "$text-error"
-        parts.append(Content.assemble((CHANNEL_LABEL[name], "bold"), " ", (status.status, style), _ms(status.ms, show_timings)))
+        parts.append(Content.assemble((CHANNEL_LABELS[name], "bold"), " ", (status.status, style), _ms(status.ms, show_timings)))
     if show_timings:
         parts.append(f" · total{_ms(results.total_ms, True)}")
     return Content.assemble(*parts)
@@ -97,9 +95,9 @@ def explain_content(hit: Hit | None, results: SearchResults, show_timings: bool)
     if hit is not None:
         lines.append(Content.assemble((hit.title, "bold"), "  ", (hit.path, "$text-muted")))
         lines.append(Content.assemble("evidence ", (hit.label, "italic"), f" · fused score {hit.score:.4f}"))
-        for name in ("fulltext", "vectors", "graph"):
-            evidence = hit.channels.get(name)  # type: ignore[call-overload]
-            label = Content.styled(f" {CHANNEL_LABEL[name]:<5} ", CHANNEL_STYLE[CHANNEL_LABEL[name]])
+        for name in CHANNEL_NAMES:
+            evidence = hit.channels.get(name)
+            label = Content.styled(f" {CHANNEL_LABELS[name]:<5} ", CHANNEL_STYLE[name])
             if evidence is None:
                 lines.append(Content.assemble(label, ("  not found by this channel", "$text-muted")))
                 continue

@@ -12,8 +12,8 @@ from starlette.testclient import TestClient
 from web_support import client_for, make_vault
 
 from engine.api import Engine
-from engine.cli import results_to_json
 from engine.embedder import HashEmbedder
+from engine.present import results_to_json
 
 
 def _without_timings(payload: dict[str, Any]) -> dict[str, Any]:

@@ -14,9 +14,8 @@ from textual.screen import Screen
 from textual.widgets import Footer
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from engine.records import IndexStatus, Progress, ReindexReport
+from engine.records import IndexStatus, Progress, ReindexReport, WatchBatch
 from engine.records import NoteView as NoteRecord
-from engine.watch import VaultWatcher, WatchBatch
 from ui.dialogs.choice import ChoiceDialog
 from ui.dialogs.prompt import PromptDialog
 from ui.errors import ReportsWorkerErrors
@@ -30,7 +29,7 @@ from ui.widgets.vault_tree import VaultTree
 
 if TYPE_CHECKING:
     from app.config import UIConfig
-    from engine.api import Engine
+    from engine.api import Engine, Watcher
 
 WELCOME = "Pick a note in the tree, or press **/** to search the vault."
 
@@ -105,7 +104,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         self.position = -1
         self.last_query = ""
         self.indexing = False
-        self.watcher: VaultWatcher | None = None
+        self.watcher: Watcher | None = None
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="panes"):
@@ -132,7 +131,10 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         """Follow edits made outside the app (another editor, git) once the index is current."""
         if self.watcher is not None or not self.config.watch:
             return
-        self.watcher = VaultWatcher(self.engine, on_batch=lambda batch: self.post_message(self.VaultChanged(batch)))
+        def on_batch(batch: WatchBatch) -> None:
+            self.post_message(self.VaultChanged(batch))
+
+        self.watcher = self.engine.watcher(on_batch)
         self.watcher.start()
         self.query_one(IndexStatusBar).watching = True
 

@@ -15,9 +15,10 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 from textual.worker import get_current_worker
 
+from engine.present import CHANNEL_LABELS
 from engine.records import CHANNEL_NAMES, ChannelName, Hit, IndexStatus, SearchResults
 from ui.errors import ReportsWorkerErrors
-from ui.hits import CHANNEL_LABEL, channel_summary
+from ui.hits import channel_summary
 from ui.widgets.explain_view import ExplainView
 from ui.widgets.search_results import SearchResultList
 
@@ -148,7 +149,7 @@ class SearchScreen(ReportsWorkerErrors, Screen[SearchOutcome]):
         self.results = results
         self.query_one(SearchResultList).show(results)
         status_line = self.query_one("#search-status", Static)
-        filter_note = f" · {CHANNEL_LABEL[self.only]} only (F5: all channels)" if self.only else ""
+        filter_note = f" · {CHANNEL_LABELS[self.only]} only (F5: all channels)" if self.only else ""
         if results is None:
             status_line.update(Content.styled(f"Type to search{filter_note}", "$text-muted"))
         else:
@@ -221,5 +222,5 @@ class SearchScreen(ReportsWorkerErrors, Screen[SearchOutcome]):
 
     def action_only(self, channel: str) -> None:
         """Search one channel only (empty: all channels) to compare what each finds."""
-        self.only = channel if channel in CHANNEL_NAMES else None  # type: ignore[assignment]
+        self.only = next((name for name in CHANNEL_NAMES if name == channel), None)
         self._start(self.query_text)

@@ -10,8 +10,7 @@ from string import Template
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
-from engine.cli import asked_kind_text, badges
-from engine.names import printable_path
+from engine.present import CHANNEL_LABELS, asked_kind_text, badges, printable_path
 from ui.web.render import note_url
 
 if TYPE_CHECKING:
@@ -111,7 +110,7 @@ def _hit(hit: Hit, *, selected: bool) -> str:
 
     href = note_url(hit.path, line=hit.snippet.line)
     badge_html = " ".join(
-        f'<span class="badge badge-{e(text.split(" ", 1)[0].lower())}">{e(text)}</span>' for text in badges(hit)
+        f'<span class="badge badge-{e(CHANNEL_LABELS[badge.channel].lower())}">{e(badge.text)}</span>' for badge in badges(hit)
     )
     heading = f"{e(hit.snippet.heading)} · " if hit.snippet.heading else ""
     snippet = highlight(hit.snippet.text, hit.snippet.highlights)

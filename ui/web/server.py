@@ -21,7 +21,6 @@ from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Respon
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from engine.cli import results_to_json, status_to_json
 from engine.errors import (
     CairnError,
     EncodingMismatch,
@@ -31,6 +30,7 @@ from engine.errors import (
     SaveConflict,
     UnsafePath,
 )
+from engine.present import results_to_json, status_to_json
 from ui.web import pages
 from ui.web.guard import Guard, security_headers
 from ui.web.indexing import BackgroundIndexer
