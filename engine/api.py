@@ -324,7 +324,7 @@ class Engine:
             self._manifest.generations.get("fulltext") != generation
             or self._fulltext.count() != self._catalog.counts()["notes"]
         ):
-            catalog_shas = {p: s[2] for p, s in self._catalog.file_states().items()}
+            catalog_shas = {p: state.sha for p, state in self._catalog.file_states().items()}
             indexed = self._fulltext.indexed_shas()
             stale = [p for p, sha in catalog_shas.items() if indexed.get(p) != sha]
             extra = [p for p in indexed if p not in catalog_shas]
@@ -665,9 +665,9 @@ class Engine:
         try:
             text = self.read_note(path).text
         except (CairnError, OSError):
-            text = "\n" * (body[1] if body else 0) + (body[0] if body else "")
+            text = "\n" * body.line_offset + body.text if body else ""
         links = tuple((row.link, row.resolved) for row in self._catalog.links_from(path))
-        return NoteView(info=info, text=text, body_line_offset=body[1] if body else 0, links=links)
+        return NoteView(info=info, text=text, body_line_offset=body.line_offset if body else 0, links=links)
 
     def term_weights(self, terms: Sequence[str]) -> dict[str, float]:
         """The full-text idf of index terms (stemmed words), as fusion weighs keyword coverage."""
@@ -686,8 +686,8 @@ class Engine:
                 continue
             if row.source not in cache:
                 body = self._catalog.note_body(row.source)
-                cache[row.source] = body[0].split("\n") if body else []
-                offset = body[1] if body else 0
+                cache[row.source] = body.text.split("\n") if body else []
+                offset = body.line_offset if body else 0
                 cache[row.source] = [""] * offset + cache[row.source]
             lines = cache[row.source]
             context = lines[row.link.line - 1].strip() if 0 < row.link.line <= len(lines) else ""
@@ -731,7 +731,7 @@ class Engine:
             body = self._catalog.note_body(source)
             if body is None:
                 continue
-            for number, line in enumerate(body[0].split("\n"), start=body[1] + 1):
+            for number, line in enumerate(body.text.split("\n"), start=body.line_offset + 1):
                 if pattern.search(_WIKILINK.sub(" ", line)):
                     out.append(Backlink(source, title, number, line.strip()))
                     break

@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -103,6 +104,63 @@ class NoteRow:
     headings: tuple[str, ...]
     body: str
     sha: str
+
+
+class FileState(NamedTuple):
+    """What the catalog knows of a note file: its mtime and size when indexed, and its text's sha."""
+
+    mtime: float
+    size: int
+    sha: str
+
+
+class NoteName(NamedTuple):
+    """A note's path and the names it is linked and found by."""
+
+    path: str
+    title: str
+    aliases: tuple[str, ...]
+
+
+class NoteBody(NamedTuple):
+    """A note's indexed body and how many file lines come before it (the frontmatter)."""
+
+    text: str
+    line_offset: int
+
+
+class LinkTarget(NamedTuple):
+    """A stored link's row id, the note it is written in and its target as written."""
+
+    rowid: int
+    source: str
+    target: str
+
+
+class Mention(NamedTuple):
+    """A name found in a note's chunk."""
+
+    path: str
+    ordinal: int
+    surface: str
+
+
+class ChunkLines(NamedTuple):
+    """The file lines a chunk of a note spans."""
+
+    path: str
+    ordinal: int
+    start: int
+    end: int
+
+
+class ResolvedLink(NamedTuple):
+    """A link that resolves: its source, the note or file it points to, its line and its target as written."""
+
+    source: str
+    target: str
+    line: int
+    written: str
 
 
 @dataclass(frozen=True)
@@ -220,10 +278,10 @@ class Catalog:
         return gen
 
     # -- notes ------------------------------------------------------------------
-    def file_states(self) -> dict[str, tuple[float, int, str]]:
+    def file_states(self) -> dict[str, FileState]:
         """path → (mtime, size, sha) of every note."""
         rows = self._conn().execute("SELECT path, mtime, size, sha FROM notes")
-        return {str(p): (float(m), int(s), str(h)) for p, m, s, h in rows}
+        return {str(p): FileState(float(m), int(s), str(h)) for p, m, s, h in rows}
 
     def upsert_note(
         self,
@@ -314,10 +372,10 @@ class Catalog:
         )
         return [_note_info(row) for row in rows]
 
-    def note_names(self) -> list[tuple[str, str, tuple[str, ...]]]:
+    def note_names(self) -> list[NoteName]:
         """Every note's (path, title, aliases): what name lookups need, without the rest of the metadata."""
         rows = self._conn().execute("SELECT path, title, aliases FROM notes ORDER BY path")
-        return [(str(p), str(t), tuple(json.loads(str(a))) if a != "[]" else ()) for p, t, a in rows]
+        return [NoteName(str(p), str(t), tuple(json.loads(str(a))) if a != "[]" else ()) for p, t, a in rows]
 
     def note_paths(self) -> list[str]:
         """Every note's path."""
@@ -341,10 +399,10 @@ class Catalog:
         ).fetchone()
         return None if row is None else _note_info(row)
 
-    def note_body(self, path: str) -> tuple[str, int] | None:
+    def note_body(self, path: str) -> NoteBody | None:
         """A note's indexed body and its line offset."""
         row = self._conn().execute("SELECT body, body_line_offset FROM notes WHERE path=?", (path,)).fetchone()
-        return None if row is None else (str(row[0]), int(row[1]))
+        return None if row is None else NoteBody(str(row[0]), int(row[1]))
 
     def note_rows(self, paths: Iterable[str] | None = None) -> Iterator[NoteRow]:
         """Rows for the full-text channel (all notes, or the given paths)."""
@@ -529,46 +587,21 @@ class Catalog:
         rows = self._conn().execute("SELECT rowid, resolved FROM links")
         return {int(r): (None if v is None else str(v)) for r, v in rows}
 
-    def link_targets(self, paths: Iterable[str] | None = None) -> list[tuple[int, str, str]]:
+    def link_targets(self, paths: Iterable[str] | None = None) -> list[LinkTarget]:
         """(link rowid, source path, target) for all links or those of some notes."""
         sql = "SELECT l.rowid, n.path, l.target FROM links l JOIN notes n ON n.id=l.note_id"
         conn = self._conn()
         if paths is None:
-            return [(int(r), str(p), str(t)) for r, p, t in conn.execute(sql)]
-        out: list[tuple[int, str, str]] = []
+            return [LinkTarget(int(r), str(p), str(t)) for r, p, t in conn.execute(sql)]
+        out: list[LinkTarget] = []
         wanted = list(paths)
         for start in range(0, len(wanted), 500):
             part = wanted[start : start + 500]
             out.extend(
-                (int(r), str(p), str(t))
+                LinkTarget(int(r), str(p), str(t))
                 for r, p, t in conn.execute(f"{sql} WHERE n.path IN ({','.join('?' * len(part))})", part)
             )
         return out
-
-    def mentions(self) -> Iterator[tuple[str, int, str]]:
-        """(note path, chunk ordinal, surface) of every extracted name."""
-        rows = self._conn().execute(
-            "SELECT n.path, m.chunk_ordinal, m.surface FROM mentions m JOIN notes n ON n.id=m.note_id"
-        )
-        for path, ordinal, surface in rows:
-            yield str(path), int(ordinal), str(surface)
-
-    def chunk_lines(self) -> Iterator[tuple[str, int, int, int]]:
-        """(note path, chunk ordinal, first line, last line) of every chunk."""
-        rows = self._conn().execute(
-            "SELECT n.path, c.ordinal, c.line_start, c.line_end FROM chunks c JOIN notes n ON n.id=c.note_id"
-        )
-        for path, ordinal, start, end in rows:
-            yield str(path), int(ordinal), int(start), int(end)
-
-    def link_ordinals(self) -> Iterator[tuple[str, str, int]]:
-        """(source path, resolved target, line) of resolved links, for co-occurrence."""
-        rows = self._conn().execute(
-            "SELECT n.path, l.resolved, l.line FROM links l JOIN notes n ON n.id=l.note_id"
-            " WHERE l.resolved IS NOT NULL"
-        )
-        for path, resolved, line in rows:
-            yield str(path), str(resolved), int(line)
 
     # -- per-note rows for the entity graph (all notes, or some) ------------------
     def _rows_of(self, sql: str, paths: Iterable[str] | None, order: str) -> Iterator[tuple[object, ...]]:
@@ -582,26 +615,26 @@ class Catalog:
             part = wanted[start : start + 500]
             yield from conn.execute(f"{sql} AND n.path IN ({','.join('?' * len(part))}) ORDER BY {order}", part)
 
-    def mentions_of(self, paths: Iterable[str] | None = None) -> Iterator[tuple[str, int, str]]:
-        """(note path, chunk ordinal, surface) of extracted names, in the order written."""
+    def mentions_of(self, paths: Iterable[str] | None = None) -> Iterator[Mention]:
+        """Names extracted from notes (all, or some), in the order written."""
         sql = "SELECT n.path, m.chunk_ordinal, m.surface FROM mentions m JOIN notes n ON n.id=m.note_id WHERE 1"
         for path, ordinal, surface in self._rows_of(sql, paths, "m.rowid"):
-            yield str(path), int(ordinal), str(surface)  # type: ignore[call-overload]
+            yield Mention(str(path), int(ordinal), str(surface))  # type: ignore[call-overload]
 
-    def chunk_lines_of(self, paths: Iterable[str] | None = None) -> Iterator[tuple[str, int, int, int]]:
-        """(note path, chunk ordinal, first line, last line) of chunks, in stored order."""
+    def chunk_lines_of(self, paths: Iterable[str] | None = None) -> Iterator[ChunkLines]:
+        """The lines each chunk of the notes (all, or some) spans, in stored order."""
         sql = "SELECT n.path, c.ordinal, c.line_start, c.line_end FROM chunks c JOIN notes n ON n.id=c.note_id WHERE 1"
         for path, ordinal, start, end in self._rows_of(sql, paths, "c.rowid"):
-            yield str(path), int(ordinal), int(start), int(end)  # type: ignore[call-overload]
+            yield ChunkLines(str(path), int(ordinal), int(start), int(end))  # type: ignore[call-overload]
 
-    def resolved_links_of(self, paths: Iterable[str] | None = None) -> Iterator[tuple[str, str, int, str]]:
-        """(source path, resolved target, line, written target) of resolved links, in the order written."""
+    def resolved_links_of(self, paths: Iterable[str] | None = None) -> Iterator[ResolvedLink]:
+        """Resolved links of the notes (all, or some), in the order written."""
         sql = (
             "SELECT n.path, l.resolved, l.line, l.target FROM links l JOIN notes n ON n.id=l.note_id"
             " WHERE l.resolved IS NOT NULL"
         )
         for path, resolved, line, target in self._rows_of(sql, paths, "l.rowid"):
-            yield str(path), str(resolved), int(line), str(target)  # type: ignore[call-overload]
+            yield ResolvedLink(str(path), str(resolved), int(line), str(target))  # type: ignore[call-overload]
 
 
 def embedding_text(title: str, heading_path: Sequence[str], text: str) -> str:

@@ -136,7 +136,7 @@ class Indexer:
                 report(Progress("read", done, len(files), vf.path))
             seen.add(vf.path)
             state = known.get(vf.path)
-            if state and not full and state[0] == vf.mtime and state[1] == vf.size:
+            if state and not full and state.mtime == vf.mtime and state.size == vf.size:
                 work.unchanged += 1
                 continue
             try:
@@ -145,7 +145,7 @@ class Indexer:
                 work.skipped.append(SkippedFile(vf.path, exc.reason))
                 continue
             sha = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-            if state and state[2] == sha and not full:
+            if state and state.sha == sha and not full:
                 touched.append((vf.path, vf.mtime, vf.size))
                 work.unchanged += 1
                 continue

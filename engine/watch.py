@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Protocol
 
+from engine.catalog import FileState
 from engine.config import EngineConfig
 from engine.errors import CairnError
 from engine.records import ReindexReport, SkippedFile, WatchBatch
@@ -95,7 +96,7 @@ def classify(
 
 def pending_changes(
     vault: Path,
-    file_states: Mapping[str, tuple[float, int, str]],
+    file_states: Mapping[str, FileState],
     skipped: Iterable[SkippedFile],
     excludes: tuple[str, ...] = (),
 ) -> tuple[str, ...]:
@@ -112,7 +113,7 @@ def pending_changes(
         if state is None:
             if vf.path not in skipped_paths:
                 out.append(vf.path)
-        elif state[0] != vf.mtime or state[1] != vf.size:
+        elif state.mtime != vf.mtime or state.size != vf.size:
             out.append(vf.path)
     out.extend(path for path in file_states if path not in on_disk)
     return tuple(sorted(out))
