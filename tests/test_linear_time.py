@@ -1,0 +1,83 @@
+"""Every parser stage reads hostile text in linear time: runs that once took minutes take milliseconds.
+
+Each input below is sized so that the quadratic code it guards against needs far more
+than a minute (measured before the fix: see each test), while the linear code needs
+well under a second (a few seconds for the web renderer, whose Markdown parser spends
+~7 ms per KB on brackets). A stage runs in a child process that is killed after
+`_LIMIT_S`, so a regression fails the test instead of hanging the suite, and a loaded
+machine cannot make a linear stage fail. Timings per KB: `engine bench --parsers`.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import pytest
+
+from engine.vault import parse_note
+
+_LIMIT_S = 30.0
+Result = TypeVar("Result")
+
+
+def _within_limit(stage: Callable[..., Result], *args: Any) -> Result:
+    """stage(*args) in a child process, failing the test if it runs longer than _LIMIT_S."""
+    # A thread cannot be stopped inside a regex (it holds the GIL); a process can.
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        pending = pool.apply_async(stage, args)
+        try:
+            return pending.get(_LIMIT_S)
+        except multiprocessing.TimeoutError:
+            pytest.fail(f"{stage.__name__} took more than {_LIMIT_S:.0f} s: not linear")
+
+
+# -- headings -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("tail", ["x", "\u200b", "#x"])
+def test_a_heading_padded_with_spaces_parses_fast(tail: str) -> None:
+    # `(?:^|[ \t]+)#+[ \t]*$` retried at every blank: 32k spaces took 3.1 s, 400k ~8 min.
+    line = "# Title" + " " * 400_000 + tail
+    note = _within_limit(parse_note, "a.md", line + "\n\nBody text.\n")
+    assert note.headings[0].text.startswith("Title ") and note.headings[0].text.endswith(tail)
+    assert note.title == note.headings[0].text
+
+
+def test_closing_hashes_still_come_off_headings() -> None:
+    note = parse_note("a.md", "# Title ##\n## Two #\n### #\n#### C# ##\n##### x#\n")
+    assert [h.text for h in note.headings] == ["Title", "Two", "C#", "x#"]
+
+
+# -- bare URLs ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("run", ["a", "a1", "a.+-"])
+def test_a_long_word_before_a_url_parses_fast(run: str) -> None:
+    # The scheme `[A-Za-z][A-Za-z0-9+.-]*://` was retried at every letter of the word:
+    # 128k letters took 8.9 s, 640k about 4 min.
+    word = run * (640_000 // len(run))
+    note = _within_limit(parse_note, "a.md", f"{word} http://x.io/#not-a-tag #real\n")
+    assert note.tags == ("real",)
+
+
+def test_a_url_after_digits_is_still_blanked() -> None:
+    # The scheme starts at the first letter of the run: "1http://x/#y" holds no tag.
+    assert parse_note("a.md", "1http://x/#y 2www.x/#z #t\n").tags == ("t",)
+
+
+# -- Markdown links -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("blanks", [" ", "\n", " \t"])
+def test_an_open_link_before_a_run_of_blanks_parses_fast(blanks: str) -> None:
+    # `\(\s*dest(\s+title)?\s*\)` shared the blanks out every way: 8k took 0.37 s, 200k ~4 min.
+    text = "[a](" + blanks * (200_000 // len(blanks)) + "x [b](B.md)\n"
+    note = _within_limit(parse_note, "a.md", text)
+    assert [link.target for link in note.links] == ["B"]
+
+
+def test_a_link_with_a_title_and_no_destination_is_still_no_link() -> None:
+    note = parse_note("a.md", '[a](  "t") [b](c "d") [e](<f g>)\n')
+    assert [link.target for link in note.links] == ['"t"', "c", "f g"]
