@@ -17,9 +17,10 @@ from typing import Any, TypeVar
 import pytest
 
 from engine.catalog import StoredChunk
+from engine.channels.graph import _note_part, _NoteRows
 from engine.chunking import chunk_note
 from engine.evidence import build_snippet
-from engine.records import Snippet
+from engine.records import NoteInfo, Snippet
 from engine.vault import parse_note
 
 _LIMIT_S = 30.0
@@ -106,3 +107,48 @@ def test_a_run_of_brackets_gets_its_snippet_fast(unit: str, size: int) -> None:
     # `[` took 75 s, and every search that returned the note hung with it.
     snippet = _within_limit(_snippet, unit * (size // len(unit)) + " alpha\n")
     assert [snippet.text[a:b] for a, b in snippet.highlights] == ["alpha"]
+
+
+# -- the graph's link sentences -----------------------------------------------------
+
+
+def _part_of(body: str, links: list[tuple[str, int, str]], chunks: list[tuple[int, int, int]]) -> Any:
+    info = NoteInfo("A.md", "A", (), (), 0.0, 0, "x", (), ())
+    rows = _NoteRows(mentions=[], chunks=chunks, links=links)
+    notes = {target for target, _, _ in links}
+    return _note_part(info, rows, lambda: (body, 0), {}, notes, 3)
+
+
+def test_many_links_on_one_line_build_the_graph_fast() -> None:
+    # The line was split into sentences and read again for each link: 31k characters
+    # took 6.6 s (cubic); 200k would take hours.
+    body = "[[B]] meets [[B]] " * 12_500
+    links = [("B.md", 1, "B")] * 25_000
+    part = _within_limit(_part_of, body, links, [(1, 1, 0)])
+    assert part.edges[("note:A.md", "note:B.md", 0)] == 25_000
+    assert part.contexts["note:B.md"] == " meets "
+
+
+def test_links_on_many_lines_find_their_chunk_fast() -> None:
+    # Each link looked through the chunks from the first: 200k links x 20k chunks.
+    lines = 200_000
+    body = "[[B]]\n" * lines
+    links = [("B.md", line, "B") for line in range(1, lines + 1)]
+    chunks = [(start, start + 9, ordinal) for ordinal, start in enumerate(range(1, lines, 10))]
+    part = _within_limit(_part_of, body, links, chunks)
+    assert part.edges[("note:A.md", "note:B.md", 0)] == lines
+
+
+def test_a_line_linking_thousands_of_notes_keeps_each_context_small() -> None:
+    # Each linked note kept every word of the line: 4,000 notes x 4,000 words.
+    targets = [f"T{i:04d}" for i in range(4000)]
+    body = " ".join(f"[[{t}]]" for t in targets) + "\n"
+    part = _within_limit(_part_of, body, [(f"{t}.md", 1, t) for t in targets], [(1, 1, 0)])
+    sizes = [len(context.split()) for context in part.contexts.values()]
+    assert len(sizes) == 4000 and max(sizes) < 200
+
+
+def test_a_sentence_of_ordinary_length_is_read_whole() -> None:
+    body = ("Acme invested in [[B]] early. " + "Filler words here. " * 3) + "\n"
+    part = _part_of(body, [("B.md", 1, "B")], [(1, 1, 0)])
+    assert part.contexts["note:B.md"] == " acme early inves "
