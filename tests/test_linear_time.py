@@ -22,6 +22,8 @@ from engine.chunking import chunk_note
 from engine.evidence import build_snippet
 from engine.records import NoteInfo, Snippet
 from engine.vault import parse_note
+from ui.web.render import LinkTable, render_note
+from ui.wikilinks import retarget_markdown_links
 
 _LIMIT_S = 30.0
 Result = TypeVar("Result")
@@ -152,3 +154,48 @@ def test_a_sentence_of_ordinary_length_is_read_whole() -> None:
     body = ("Acme invested in [[B]] early. " + "Filler words here. " * 3) + "\n"
     part = _part_of(body, [("B.md", 1, "B")], [(1, 1, 0)])
     assert part.contexts["note:B.md"] == " acme early inves "
+
+
+# -- the web view -------------------------------------------------------------------
+
+
+def _render(text: str) -> str:
+    return render_note(text, path="a.md", links=LinkTable())
+
+
+def test_ten_thousand_tasks_render_fast() -> None:
+    # The task-list plugin walked back to the list for each item: 10k tasks took 40 s.
+    html = _within_limit(_render, "- [ ] task\n- [x] done\n" * 15_000)
+    assert html.count('type="checkbox"') == 30_000 and html.count('checked="checked"') == 15_000
+    assert html.count('class="contains-task-list"') == 1
+
+
+def test_ten_thousand_identical_headings_get_their_ids_fast() -> None:
+    # Each repeated heading tried every taken `-N` id first: 10k took 46 s.
+    html = _within_limit(_render, "## Notes\n" * 30_000)
+    assert 'id="h-notes"' in html and 'id="h-notes-30000"' in html and 'id="h-notes-30001"' not in html
+
+
+def test_heading_ids_are_unique_as_before() -> None:
+    html = _render("# A\n# A 2\n# A\n# A\n# A-2\n")
+    ids = [part.split('"')[0] for part in html.split('id="')[1:]]
+    assert ids == ["h-a", "h-a-2", "h-a-3", "h-a-4", "h-a-2-2"]
+
+
+def test_a_run_of_wikilink_openers_renders_fast() -> None:
+    # Each `[[` searched for `]]` to the end of its paragraph: 8k of `[` took 0.1 s, so
+    # 256k took about 100 s. (Rendering them is linear but not cheap: ~7 ms per KB.)
+    html = _within_limit(_render, "[[Done]]\n\n" + "[" * 256_000 + "\n")
+    assert html.count('class="wikilink dangling"') == 1
+
+
+# -- renames ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("unit", "size"), [("[", 512_000), ("[a](", 512_000), ("[[a", 512_000), ("![a](", 256_000)])
+def test_a_rename_rewrites_a_note_of_brackets_fast(unit: str, size: int) -> None:
+    # `\[[^\]\n]*\]\(` scanned the rest of the line from every `[`: 16k of `[` took
+    # 0.4 s and 31k of `![a](` 2.5 s, so these sizes took 3 minutes or more.
+    text = unit * (size // len(unit)) + "\n[old](Old.md) and [x](Old.md#part)\n"
+    new_text, changed = _within_limit(retarget_markdown_links, text, "a.md", "Old.md", "New.md")
+    assert changed == 2 and new_text.endswith("\n[old](New.md) and [x](New.md#part)\n")

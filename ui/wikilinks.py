@@ -106,7 +106,9 @@ def retarget_wikilinks(text: str, old_path: str, new_path: str) -> tuple[str, in
     return _WIKILINK.sub(replace, text), changed
 
 
-_MD_LINK = re.compile(r"(!?\[[^\]\n]*\]\()([^)\s]+)(\))")
+# Neither the text nor the href may hold `[` (a note name cannot): a scan from one `[`
+# stops at the next, so a line of brackets is read once, not once per bracket.
+_MD_LINK = re.compile(r"(!?\[[^\[\]\n]*\]\()([^\[)\s]+)(\))")
 
 
 def retarget_markdown_links(text: str, source_path: str, old_path: str, new_path: str) -> tuple[str, int]:
