@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import multiprocessing
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
 
+from engine.api import Engine
 from engine.catalog import StoredChunk
 from engine.channels.graph import _note_part, _NoteRows
 from engine.chunking import chunk_note
@@ -199,3 +201,27 @@ def test_a_rename_rewrites_a_note_of_brackets_fast(unit: str, size: int) -> None
     text = unit * (size // len(unit)) + "\n[old](Old.md) and [x](Old.md#part)\n"
     new_text, changed = _within_limit(retarget_markdown_links, text, "a.md", "Old.md", "New.md")
     assert changed == 2 and new_text.endswith("\n[old](New.md) and [x](New.md#part)\n")
+
+
+# -- unlinked mentions and backlinks ------------------------------------------------
+
+
+def _unlinked_and_backlinks(vault: Path, index: Path) -> tuple[list[Any], list[Any]]:
+    with Engine.open(vault, index_dir=index, embedder=None) as eng:
+        eng.reindex(embed=False)
+        return eng.unlinked_mentions("Atlas.md"), eng.backlinks("Atlas.md")
+
+
+def test_unlinked_mentions_and_backlinks_of_a_note_of_brackets_come_fast(tmp_path: Path) -> None:
+    # Links were blanked with `\[[^\]]*\]\(` per line (8k `[` took over 15 s), and every
+    # backlink copied its whole line (20,000 links x a 200 KB line).
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "Atlas.md").write_text("# Atlas\n\nThe sync project.\n", "utf-8")
+    (vault / "Other.md").write_text("[" * 200_000 + " Atlas is late.\n", "utf-8")
+    (vault / "Hub.md").write_text(" ".join(["[[Atlas]]"] * 20_000) + "\n", "utf-8")
+    unlinked, backlinks = _within_limit(_unlinked_and_backlinks, vault, tmp_path / "index")
+    assert [(m.path, m.line) for m in unlinked] == [("Other.md", 1)]
+    assert unlinked[0].context.startswith("…") and unlinked[0].context.endswith("Atlas is late.")
+    assert len(backlinks) == 20_000 and {(b.path, b.line) for b in backlinks} == {("Hub.md", 1)}
+    assert all(len(b.context) <= 301 and b.context.startswith("[[Atlas]] [[Atlas]]") for b in backlinks)
