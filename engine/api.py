@@ -85,7 +85,28 @@ Watcher = VaultWatcher
 _USE_DEFAULT = object()
 _FULLTEXT_ONLY: tuple[ChannelName, ...] = ("fulltext",)
 _REFRESH_EVERY_S = 1.0
-_WIKILINK = re.compile(r"!?\[\[[^\]]*\]\]|\[[^\]]*\]\([^)]*\)")
+# Links are blanked out of a line before looking for unlinked names. No part may hold
+# `[` (as in the parser), so a scan stops at the next bracket: linear on a run of them.
+_WIKILINK = re.compile(r"!?\[\[[^\[\]]*\]\]|\[[^\[\]]*\]\([^\[)]*\)")
+# Longer titles and aliases are not looked for as unlinked mentions.
+_MAX_MENTION_CHARS = 200
+# A backlink shows its line, and a longer line this much of it around the link.
+_CONTEXT_CHARS = 300
+
+
+def _line_context(line: str, near: str) -> str:
+    """A note line as a backlink shows it: stripped, and cut around `near` when it is long.
+
+    A line of thousands of links would otherwise be copied whole into every backlink
+    it holds, and shown whole in each of them.
+    """
+    line = line.strip()
+    if len(line) <= _CONTEXT_CHARS:
+        return line
+    at = max(0, line.find(near))
+    start = max(0, min(at - _CONTEXT_CHARS // 3, len(line) - _CONTEXT_CHARS))
+    end = start + _CONTEXT_CHARS
+    return ("…" if start else "") + line[start:end] + ("…" if end < len(line) else "")
 
 
 class Engine:
@@ -681,6 +702,9 @@ class Engine:
         """Notes linking to `path`, each with the linking line."""
         out: list[Backlink] = []
         cache: dict[str, list[str]] = {}
+        titles: dict[str, str] = {}
+        # One context per linking line: a line of thousands of links is cut once, not per link.
+        contexts: dict[tuple[str, int], str] = {}
         for row in self._catalog.links_to(path):
             if row.source == path:
                 continue
@@ -689,10 +713,15 @@ class Engine:
                 cache[row.source] = body.text.split("\n") if body else []
                 offset = body.line_offset if body else 0
                 cache[row.source] = [""] * offset + cache[row.source]
+                info = self._catalog.note_info(row.source)
+                titles[row.source] = info.title if info else row.source
             lines = cache[row.source]
-            context = lines[row.link.line - 1].strip() if 0 < row.link.line <= len(lines) else ""
-            info = self._catalog.note_info(row.source)
-            out.append(Backlink(row.source, info.title if info else row.source, row.link.line, context))
+            key = (row.source, row.link.line)
+            context = contexts.get(key)
+            if context is None:
+                line = lines[row.link.line - 1] if 0 < row.link.line <= len(lines) else ""
+                context = contexts[key] = _line_context(line, row.link.target)
+            out.append(Backlink(row.source, titles[row.source], row.link.line, context))
         return out
 
     def related(self, path: str, *, limit: int = 10) -> SearchResults:
@@ -712,7 +741,9 @@ class Engine:
         if info is None:
             raise NoteNotFound(path)
         linking = {row.source for row in self._catalog.links_to(path)}
-        names = [n for n in (info.title, *info.aliases) if len(n) >= 3]
+        # A name longer than a line of prose is never written as a mention, and the
+        # case-blind pattern compares each name at every word start of every line.
+        names = [n for n in (info.title, *info.aliases) if 3 <= len(n) <= _MAX_MENTION_CHARS]
         if not names:
             return []
         pattern = re.compile(
@@ -732,8 +763,9 @@ class Engine:
             if body is None:
                 continue
             for number, line in enumerate(body.text.split("\n"), start=body.line_offset + 1):
-                if pattern.search(_WIKILINK.sub(" ", line)):
-                    out.append(Backlink(source, title, number, line.strip()))
+                found = pattern.search(_WIKILINK.sub(" ", line))
+                if found:
+                    out.append(Backlink(source, title, number, _line_context(line, found.group())))
                     break
         return sorted(out, key=lambda b: b.path)[:limit]
 

@@ -13,8 +13,11 @@ from engine.records import ChannelEvidence, ChannelName, EvidenceLabel, Snippet
 SNIPPET_CHARS = 280
 _MAX_CHUNKS_SCANNED = 200
 _WORD = re.compile(r"\w[\w'’\-]*", re.UNICODE)
-_WIKILINK = re.compile(r"!?\[\[([^\]|#\n]*)(?:#\^?([^\]|\n]*))?(?:\\?\|([^\]\n]*))?\]\]")
-_MD_LINK = re.compile(r"!?\[([^\]\n]*)\]\([^)\n]*\)")
+# No part of a link may hold `[`, as in the parser (engine/vault.py): a scan from one
+# `[` then stops at the next, so a run of brackets is read in linear time (a class that
+# let `[` through would rescan the rest of the line from every bracket).
+_WIKILINK = re.compile(r"!?\[\[([^\[\]|#\n]*)(?:#\^?([^\[\]|\n]*))?(?:\\?\|([^\[\]\n]*))?\]\]")
+_MD_LINK = re.compile(r"!?\[([^\[\]\n]*)\]\([^\[)\n]*\)")
 _HEADING_MARK = re.compile(r"^#{1,6}[ \t]+", re.MULTILINE)
 
 
@@ -154,6 +157,11 @@ def _window(stored: StoredChunk, matches: Callable[[str], bool]) -> Snippet:
 
 
 def _word_start(text: str, position: int) -> int:
+    """The start of the word at `position`, or `position` itself inside a very long word."""
     position = max(0, position)
-    space = text.rfind(" ", 0, position)
-    return 0 if space < 0 else space + 1
+    # Not further back than half a window: the window must still hold the match after
+    # a 64 KB run of brackets, which is one "word".
+    space = text.rfind(" ", max(0, position - SNIPPET_CHARS // 2), position)
+    if space >= 0:
+        return space + 1
+    return 0 if position <= SNIPPET_CHARS // 2 else position

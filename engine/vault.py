@@ -11,6 +11,7 @@ import os
 import posixpath
 import re
 import stat
+from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -136,7 +137,7 @@ def scan_vault(root: Path, excludes: tuple[str, ...] = ()) -> ScanResult:
     # Plain directories are walked first and symlinked ones afterwards, so that a
     # folder reachable both ways is listed under its real path, deterministically.
     plain: list[tuple[str, str]] = [(root_real, "")]
-    linked: list[tuple[str, str, str]] = []  # (link abs path, rel path, real target)
+    linked: deque[tuple[str, str, str]] = deque()  # (link abs path, rel path, real target)
 
     def unusable(rel: str, name: str, *, folder: bool) -> bool:
         problem = name_problem(name, folder=folder)
@@ -248,7 +249,7 @@ def scan_vault(root: Path, excludes: tuple[str, ...] = ()) -> ScanResult:
             abs_dir, rel_dir = plain.pop()
             walk(abs_dir, rel_dir)
         if linked:
-            abs_path, rel, real = linked.pop(0)
+            abs_path, rel, real = linked.popleft()
             if real in visited:
                 seen_as = visited[real]
                 is_ancestor = seen_as == "" or rel == seen_as or rel.startswith(seen_as + "/")
@@ -450,13 +451,23 @@ _FM_OPEN = re.compile(r"---[ \t]*(?:\n|$)")
 _FM_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.MULTILINE)
 
 _WIKILINK = re.compile(r"(!?)\[\[([^\[\]\n]+)\]\]")
+_LINK_TITLE = r"(?:\"[^\"\n]*\"|'[^'\n]*'|\([^()\n]*\))"
+# The blanks around a destination are possessive, and a title with no destination is its
+# own branch: with `\s*`, `\s+` and `\s*` in a row, `[x](` before a long run of blanks
+# would try every way of sharing the run out (quadratic per bracket). Matches are the same.
 _MD_LINK = re.compile(
     r"(!?)\[((?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]"  # [text], one level of nested brackets
-    r"\(\s*(<[^<>\n]*>|[^\s()<>]*(?:\([^\s()]*\)[^\s()<>]*)*)"  # (dest or <dest>
-    r"(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'|\([^()\n]*\)))?\s*\)"  # optional "title")
+    r"\((?:\s*+(<[^<>\n]*>|[^\s()<>]*(?:\([^\s()]*\)[^\s()<>]*)*)"  # (dest or <dest>
+    rf"(?:\s++{_LINK_TITLE})?|\s++{_LINK_TITLE})\s*+\)"  # optional "title", or only one)
 )
 _URL_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:")
-_BARE_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://\S+|www\.\S+")
+# A bare URL's scheme starts at the first letter of its run of scheme characters. The
+# lookbehind lets a scan start only where such a run begins (its leading digits and
+# `+.-` are skipped possessively, outside the URL group). Retrying at every letter of a
+# long word before a URL would be quadratic. Spans come from `_bare_url_spans`.
+_BARE_URL = re.compile(
+    r"(?<![A-Za-z0-9+.\-])[0-9+.\-]*+(?P<url>[A-Za-z][A-Za-z0-9+.\-]*+://\S+)|(?P<www>www\.\S+)"
+)
 _INLINE_TAG = re.compile(r"(?<!\S)#([\w/\-]+)")
 _TAG_SPLIT = re.compile(r"[,\s]+")
 _BACKTICKS = re.compile(r"`+")
@@ -646,15 +657,24 @@ def _mask_code(body: str) -> tuple[str, list[tuple[int, str]]]:
 
 
 _ATX = re.compile(r"^[ \t>]*(?:[-*+][ \t]+|\d{1,9}[.)][ \t]+)*(#{1,6})(?:[ \t]+|$)(.*)$")
-_ATX_CLOSE = re.compile(r"(?:^|[ \t]+)#+[ \t]*$")
 
 
 def _atx_text(line: str) -> str:
     m = _ATX.match(line)
     if m is None:
         return ""
-    text = _ATX_CLOSE.sub("", m.group(2).rstrip())
-    return _plain_heading(text.strip())
+    return _plain_heading(_without_closing_hashes(m.group(2)).strip())
+
+
+def _without_closing_hashes(text: str) -> str:
+    """Heading text without its optional closing `#` sequence (`## Title ##` → `Title`)."""
+    # String operations, not a `(?:^|[ \t]+)#+[ \t]*$` regex: that one is retried at
+    # every blank of a run of spaces, which is quadratic on a heading padded with them.
+    text = text.rstrip()
+    bare = text.rstrip("#")
+    if len(bare) < len(text) and (not bare or bare[-1] in " \t"):
+        return bare
+    return text
 
 
 def _atx_level(line: str) -> int:
@@ -762,7 +782,7 @@ def _strip_md(target: str) -> str:
 
 
 def _markdown_link(m: re.Match[str], line: int) -> Link | None:
-    dest = m.group(3).strip()
+    dest = (m.group(3) or "").strip()  # None: a title and no destination
     if dest.startswith("<") and dest.endswith(">"):
         dest = dest[1:-1].strip()
     if not dest or _URL_SCHEME.match(dest) or dest.startswith("//"):
@@ -814,6 +834,12 @@ def _blank(text: str, spans: Iterable[tuple[int, int]]) -> str:
     return "".join(parts)
 
 
+def _bare_url_spans(text: str) -> Iterable[tuple[int, int]]:
+    """Spans of bare URLs (`scheme://...`, `www....`) in text, left to right."""
+    for m in _BARE_URL.finditer(text):
+        yield m.span("url") if m.group("url") is not None else m.span("www")
+
+
 def _find_links(masked: str, index: _LineIndex, first_line: int) -> tuple[list[Link], str]:
     """Links in already code-masked text, and the text with links and URLs blanked (for tags)."""
     found, rest = _link_matches(masked, index, first_line)
@@ -841,7 +867,7 @@ def _link_matches(masked: str, index: _LineIndex, first_line: int) -> tuple[list
     if md_spans:
         rest = _blank(rest, md_spans)
     if "://" in rest or "www." in rest:
-        rest = _blank(rest, (m.span() for m in _BARE_URL.finditer(rest)))
+        rest = _blank(rest, _bare_url_spans(rest))
     found.sort(key=lambda item: item[0].start())
     return found, rest
 

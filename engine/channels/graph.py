@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import functools
 import gc
 import os
@@ -12,6 +13,7 @@ import threading
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +53,11 @@ _NOT_PERSON = 0.25
 
 _SENTENCE_END = re.compile(r"(?<=[.!?;|])\s+")
 _CONTEXT_PREFIX = 5
+# The most characters of one sentence whose words relate a note to those it names.
+_CONTEXT_CHARS = 1000
+# A sentence of a note's body: (offset of its line, its number in the line or -1 for the
+# whole line, offset of the part read when it is longer than _CONTEXT_CHARS).
+_SentenceId = tuple[int, int, int]
 
 
 def _residual_words(text: str, matches: Sequence[EntityMatch]) -> list[str]:
@@ -145,42 +152,129 @@ def _context_keys(words: Iterable[str]) -> set[str]:
     }
 
 
-def _link_context(lines: Sequence[str], offset: int, line: int, written: str) -> set[str]:
-    """Word keys of the sentence a link is written in (empty if the line is out of the body)."""
-    index = line - offset - 1
-    if not 0 <= index < len(lines):
-        return set()
-    text = lines[index]
-    at = max(0, text.find(written))
-    sentence = next(
-        (piece for piece, start in _pieces(text) if start <= at < start + len(piece) + 1),
-        text,
-    )
-    return _context_keys([w.casefold() for w in _QUERY_WORD.findall(displayed_text(sentence))])
+class _Sentences:
+    """The sentences of one note's body that its links and mentions are written in.
+
+    Each line is split into sentences once and each sentence's word keys are read once:
+    a note can hold thousands of links on one line, and splitting and reading the line
+    again for every one of them would be quadratic in the line's length.
+    """
+
+    def __init__(self, body: str, offset: int) -> None:
+        self._body = body
+        self._offset = offset
+        self._line_starts: list[int] | None = None
+        self._split: dict[int, tuple[str, list[int], list[str]]] = {}
+        self._found: dict[tuple[int, str], int] = {}
+        self._keys: dict[_SentenceId, frozenset[str]] = {}
+
+    def of_link(self, line: int, written: str) -> tuple[_SentenceId, frozenset[str]]:
+        """(sentence id, word keys) of the sentence a link on file line `line` is written in.
+
+        The sentence is the one holding the first occurrence of the written target in
+        that line (the line's first sentence if it is not there); no keys if the line
+        is outside the body.
+        """
+        starts = self._starts()
+        index = line - self._offset - 1
+        if not 0 <= index < len(starts):
+            return (-1, -1, 0), frozenset()
+        line_start = starts[index]
+        text = self._line(line_start)[0]
+        key = (line_start, written)
+        at = self._found.get(key)
+        if at is None:
+            at = self._found[key] = max(0, text.find(written))
+        return self._around(line_start, at)
+
+    def of_mention(self, surface: str) -> tuple[_SentenceId, frozenset[str]]:
+        """(sentence id, word keys) of the sentence a plain-text mention is first written in."""
+        at = self._body.find(surface)
+        if at < 0:
+            return (-1, -1, 0), frozenset()
+        line_start = self._body.rfind("\n", 0, at) + 1
+        return self._around(line_start, at - line_start)
+
+    def _starts(self) -> list[int]:
+        if self._line_starts is None:
+            starts = [0]
+            find = self._body.find
+            newline = find("\n")
+            while newline >= 0:
+                starts.append(newline + 1)
+                newline = find("\n", newline + 1)
+            self._line_starts = starts
+        return self._line_starts
+
+    def _line(self, line_start: int) -> tuple[str, list[int], list[str]]:
+        """The line starting at `line_start`, its sentences' starts, and its sentences."""
+        split = self._split.get(line_start)
+        if split is None:
+            end = self._body.find("\n", line_start)
+            text = self._body[line_start : len(self._body) if end < 0 else end]
+            starts, pieces = [], []
+            begin = 0
+            for match in _SENTENCE_END.finditer(text):
+                starts.append(begin)
+                pieces.append(text[begin : match.start()])
+                begin = match.end()
+            starts.append(begin)
+            pieces.append(text[begin:])
+            split = self._split[line_start] = (text, starts, pieces)
+        return split
+
+    def _around(self, line_start: int, at: int) -> tuple[_SentenceId, frozenset[str]]:
+        text, starts, pieces = self._line(line_start)
+        # The last sentence starting at or before `at`, if `at` is inside it (or just past
+        # its end); else the whole line, as a sentence that no split found.
+        piece = bisect.bisect_right(starts, at) - 1
+        if not (piece >= 0 and at < starts[piece] + len(pieces[piece]) + 1):
+            piece = -1
+        sentence, begin = (pieces[piece], starts[piece]) if piece >= 0 else (text, 0)
+        low = 0
+        if len(sentence) > _CONTEXT_CHARS:
+            # A "sentence" this long is a list (a line of links without full stops): only
+            # the words near the place count, or each of the thousands of notes such a
+            # line links would keep all of its words (their number times its length).
+            low = max(0, min(at - begin - _CONTEXT_CHARS // 2, len(sentence) - _CONTEXT_CHARS))
+        sentence_id = (line_start, piece, low)
+        keys = self._keys.get(sentence_id)
+        if keys is None:
+            if len(sentence) > _CONTEXT_CHARS:
+                sentence = _whole_words(sentence, low, low + _CONTEXT_CHARS)
+            words = _QUERY_WORD.findall(displayed_text(sentence))
+            keys = self._keys[sentence_id] = frozenset(_context_keys([w.casefold() for w in words]))
+        return sentence_id, keys
 
 
-def _mention_context(text: str, surface: str) -> set[str]:
-    """Word keys of the sentence a plain-text mention is first written in."""
-    at = text.find(surface)
-    if at < 0:
-        return set()
-    start = text.rfind("\n", 0, at) + 1
-    end = text.find("\n", at)
-    line = text[start : len(text) if end < 0 else end]
-    at -= start
-    sentence = next((piece for piece, begin in _pieces(line) if begin <= at < begin + len(piece) + 1), line)
-    return _context_keys([w.casefold() for w in _QUERY_WORD.findall(displayed_text(sentence))])
+def _whole_words(text: str, start: int, end: int) -> str:
+    """text[start:end] without the words the cut splits at either end (words end at spaces)."""
+    if start > 0 and text[start - 1] != " ":
+        space = text.find(" ", start, end)
+        start = end if space < 0 else space
+    if end < len(text) and text[end] != " ":
+        end = max(start, text.rfind(" ", start, end))
+    return text[start:end]
 
 
-def _pieces(text: str) -> list[tuple[str, int]]:
-    """Sentences of a line with their start offsets."""
-    out = []
-    start = 0
-    for match in _SENTENCE_END.finditer(text):
-        out.append((text[start : match.start()], start))
-        start = match.end()
-    out.append((text[start:], start))
-    return out
+def _chunk_finder(chunks: Sequence[tuple[int, int, int]]) -> Callable[[int], int | None]:
+    """A lookup of the first chunk (by position in `chunks`) whose line range holds a line."""
+    ends = [end for _, end, _ in chunks]
+    if all(a[0] <= b[0] and a[1] <= b[1] for a, b in pairwise(chunks)):
+        # Chunks cut in order start and end in order: the first one ending at or after
+        # the line is the only candidate (a scan per link would be links x chunks).
+        def find(line: int) -> int | None:
+            at = bisect.bisect_left(ends, line)
+            if at < len(chunks) and chunks[at][0] <= line:
+                return chunks[at][2]
+            return None
+
+        return find
+
+    def scan(line: int) -> int | None:
+        return next((ordinal for start, end, ordinal in chunks if start <= line <= end), None)
+
+    return scan
 
 
 @dataclass(frozen=True)
@@ -286,11 +380,12 @@ def _note_part(
     me = sys.intern(f"note:{info.path}")  # one object per key: less memory, a smaller saved graph
     edges: dict[tuple[str, str, int], int] = {}
     surfaces: dict[tuple[str, str], int] = {}
-    loaded: list[tuple[str, int] | None] = []
+    loaded: list[_Sentences | None] = []
 
-    def body_text() -> tuple[str, int] | None:
+    def sentences() -> _Sentences | None:
         if not loaded:
-            loaded.append(load_body())
+            body = load_body()
+            loaded.append(None if body is None else _Sentences(*body))
         return loaded[0]
 
     def connect(a: str, b: str, rel: int) -> None:
@@ -307,6 +402,14 @@ def _note_part(
     chunk_entities: defaultdict[int, list[str]] = defaultdict(list)
     contexts: defaultdict[str, set[str]] = defaultdict(set)
     contexted: set[str] = set()
+    contexted_sentences: set[tuple[str, _SentenceId]] = set()
+
+    def add_context(key: str, sentence_id: _SentenceId, keys: frozenset[str]) -> None:
+        # Many links to one note in one sentence add that sentence's keys once.
+        if keys and (key, sentence_id) not in contexted_sentences:
+            contexted_sentences.add((key, sentence_id))
+            contexts[key].update(keys)
+
     for ordinal, surface in rows.mentions:
         normal = normalize(surface)
         if len(normal) < min_name_len:
@@ -325,13 +428,11 @@ def _note_part(
             # "Victor Jackson rounded out the attendee list": a note named in plain text
             # is related to this one as the sentence says, as a link would be.
             contexted.add(surface)
-            body = body_text()
-            keys = _mention_context(body[0], surface) if body is not None else set()
-            if keys:
-                contexts[named].update(keys)
-    body = body_text() if rows.links else None
-    lines = body[0].split("\n") if body is not None else []
-    offset = body[1] if body is not None else 0
+            found = sentences()
+            if found is not None:
+                add_context(named, *found.of_mention(surface))
+    found = sentences() if rows.links else None
+    chunk_of = _chunk_finder(rows.chunks)
     link_dirs: set[str] = set()
     for target, line, written in rows.links:
         if target == info.path or target not in notes:
@@ -339,14 +440,11 @@ def _note_part(
         other = sys.intern(f"note:{target}")
         connect(me, other, LINKS)
         link_dirs.add(other)
-        for start, end, ordinal in rows.chunks:
-            if start <= line <= end:
-                chunk_entities[ordinal].append(other)
-                break
-        if body is not None:
-            keys = _link_context(lines, offset, line, written)
-            if keys:
-                contexts[other].update(keys)
+        linked_from = chunk_of(line)
+        if linked_from is not None:
+            chunk_entities[linked_from].append(other)
+        if found is not None:
+            add_context(other, *found.of_link(line, written))
     for members in chunk_entities.values():
         unique = list(dict.fromkeys(members))[:_MAX_COOCCURRING]
         for i, a in enumerate(unique):

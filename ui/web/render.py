@@ -14,10 +14,15 @@ from markdown_it.rules_core import StateCore
 from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 from mdit_py_plugins.front_matter import front_matter_plugin
-from mdit_py_plugins.tasklists import tasklists_plugin
+
+from ui.web.tasklists import tasklists_plugin
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp", ".svg", ".bmp", ".avif")
 _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
+# The inside of `[[...]]` up to the first `]]`: never a `[` or a line break, so the scan
+# from one `[[` ends at the next bracket (a search for `]]` to the end of the paragraph
+# from every `[[` would make a run of brackets quadratic).
+_WIKILINK_INNER = re.compile(r"([^\[\n]*?)\]\]")
 
 
 @dataclass
@@ -84,18 +89,14 @@ def _wikilink_rule(state: StateInline, silent: bool) -> bool:
     embed = src.startswith("![[", pos)
     if not embed and not src.startswith("[[", pos):
         return False
-    start = pos + (3 if embed else 2)
-    end = src.find("]]", start)
-    if end < 0:
-        return False
-    inner = src[start:end]
-    if not inner.strip() or "\n" in inner or "[" in inner:
+    found = _WIKILINK_INNER.match(src, pos + (3 if embed else 2))
+    if found is None or not found.group(1).strip():
         return False
     if not silent:
         token = state.push("wikilink", "", 0)
-        token.content = inner
+        token.content = found.group(1)
         token.meta = {"embed": embed}
-    state.pos = end + 2
+    state.pos = found.end()
     return True
 
 
@@ -139,16 +140,22 @@ def _annotate(state: StateCore) -> None:
     """Core rule: source line anchors, heading ids, and vault-relative link/image targets."""
     table: LinkTable = state.env.get("links") or LinkTable()
     used_ids: set[str] = set()
+    # The last suffix tried per id, so that the 10,000th "## Notes" does not try 9,999
+    # taken ids first: the search for a free `-N` resumes where it stopped last time.
+    last_suffix: dict[str, int] = {}
     tokens = state.tokens
     for index, token in enumerate(tokens):
         if token.map and token.nesting >= 0 and token.type not in ("inline", "front_matter"):
             token.attrSet("data-line", str(token.map[0] + 1))
         if token.type == "heading_open" and index + 1 < len(tokens):
             base = heading_id(tokens[index + 1].content)
-            ident, counter = base, 1
+            ident, counter = base, last_suffix.get(base, 1)
+            if counter > 1:
+                ident = f"{base}-{counter}"
             while ident in used_ids:
                 counter += 1
                 ident = f"{base}-{counter}"
+            last_suffix[base] = counter
             used_ids.add(ident)
             token.attrSet("id", ident)
         if token.type == "inline" and token.children:
