@@ -38,6 +38,8 @@ from engine.errors import (
     VaultNotFound,
 )
 from engine.indexer import Indexer, ProgressFn
+from engine.lexicon import lexicon_for
+from engine.query import QueryPlan
 from engine.records import (
     Backlink,
     ChannelName,
@@ -127,6 +129,7 @@ class Engine:
         self.index_dir = index_dir
         self.config = config
         self.repairs: list[str] = []
+        self._lexicon = lexicon_for(config.language)
         self._embedder = embedder
         self._model_problem = model_problem
         self._reindex_lock = threading.Lock()
@@ -157,7 +160,13 @@ class Engine:
             "graph": self._graph,
         }
         self._searcher = Searcher(
-            self._catalog, channels, config, stem=self._fulltext.analyze, term_weights=self._fulltext.term_weights
+            self._catalog,
+            channels,
+            config,
+            stem=self._fulltext.analyze,
+            term_weights=self._fulltext.term_weights,
+            recognize=self._graph.entity_matches,
+            lexicon=self._lexicon,
         )
         self._indexer = Indexer(
             vault,
@@ -185,7 +194,7 @@ class Engine:
         self._catalog = self._open_catalog()
         self._fulltext = self._open_fulltext()
         self._vectors = self._open_vectors()
-        self._graph = GraphChannel(self.config.graph, self.index_dir / "graph.pickle")
+        self._graph = GraphChannel(self.config.graph, self.index_dir / "graph.pickle", self._lexicon)
         problem = self._graph.open(self._catalog)
         if problem:
             self.repairs.append(problem)
@@ -655,6 +664,11 @@ class Engine:
                 channels_status["vectors"] = ChannelStatus("unavailable", 0.0, self._model_problem)
             results = dataclasses.replace(results, channels=channels_status)
         return results
+
+    def plan(self, query: str, *, as_you_type: bool = True) -> QueryPlan:
+        """What the engine reads from a query: words, stems, the typed prefix, named entities,
+        the asked kind and relation question (engine/query/plan.py)."""
+        return self._searcher.plan(query, as_you_type=as_you_type)
 
     # -- notes -----------------------------------------------------------------------
     def resolve_path(self, path: str) -> Path:

@@ -97,6 +97,14 @@ class EngineConfig:
     graph: GraphConfig = field(default_factory=GraphConfig)
     chunking: ChunkConfig = field(default_factory=ChunkConfig)
     embed: bool = True
+    # Whose words the engine reasons with (stop words, who-questions, kinds): engine/lexicon/.
+    language: str = "en"
+
+    def __post_init__(self) -> None:
+        from engine.lexicon import LANGUAGES
+
+        if self.language not in LANGUAGES:
+            raise ConfigError(f"language: no word lists for {self.language!r} (known: {', '.join(LANGUAGES)})")
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> EngineConfig:

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import pairwise
+
+from engine.lexicon import Lexicon
+from engine.lexicon.en import ENGLISH
 
 __all__ = [
     "LATIN_FOLDS",
@@ -21,31 +25,10 @@ __all__ = [
     "normalize",
 ]
 
-# Words that start sentences or glue them together; they never begin (or, alone, form) a name.
-# fmt: off
-STOP_WORDS = frozenset((
-    "a", "about", "above", "after", "again", "against", "all", "also", "although", "am", "an",
-    "and", "any", "are", "as", "at", "be", "because", "been", "before", "being", "below",
-    "between", "both", "but", "by", "can", "could", "did", "do", "does", "doing", "down",
-    "during", "each", "either", "else", "even", "ever", "every", "few", "for", "from",
-    "further", "had", "has", "have", "having", "he", "her", "here", "hers", "him", "his",
-    "how", "however", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "let",
-    "like", "may", "me", "meanwhile", "might", "more", "most", "much", "must", "my",
-    "neither", "no", "nor", "not", "now", "of", "off", "often", "on", "once", "one", "only",
-    "or", "other", "our", "ours", "out", "over", "own", "per", "perhaps", "please", "same",
-    "she", "should", "since", "so", "some", "still", "such", "than", "thank", "thanks",
-    "that", "the", "their", "theirs", "them", "then", "there", "these", "they", "this",
-    "those", "though", "through", "thus", "to", "today", "tomorrow", "too", "under", "until",
-    "up", "upon", "us", "very", "via", "was", "we", "well", "were", "what", "when", "where",
-    "whether", "which", "while", "who", "whom", "whose", "why", "will", "with", "within",
-    "without", "would", "yes", "yesterday", "yet", "you", "your", "yours", "hi", "hello",
-    "dear", "ok", "okay", "note", "see", "later", "earlier", "first", "next", "finally",
-    "last", "recently", "currently", "maybe", "sometimes", "usually", "actually", "anyway",
-    "instead", "overall", "otherwise", "therefore", "again", "soon", "then",
-))
-# fmt: on
+# Words that start sentences or glue them together never begin (or, alone, form) a name:
+# they are the lexicon's (engine/lexicon/), English unless a lexicon is given.
+STOP_WORDS = ENGLISH.stop_words
 
-_CONNECTORS = frozenset({"of", "de", "van", "von", "la"})
 _MIN_PHRASE, _MAX_PHRASE = 2, 5
 
 _URL = re.compile(
@@ -99,9 +82,14 @@ _UPPER = _char_class(c for c in map(chr, range(0x10000)) if c.isupper() or c.ist
 _CAP_WORD = rf"[{_UPPER}]\w*(?:['’\-]\w+)*"
 _SINGLE_CAP = re.compile(rf"(?<![\w'’\-]){_CAP_WORD}")
 _GAP = r"[ \t\u00a0]+"
-_CAP_RUN = re.compile(
-    rf"(?<![\w'’\-]){_CAP_WORD}(?:{_GAP}(?:(?:of|de|van|von|la){_GAP})?{_CAP_WORD})+"
-)
+
+
+@functools.lru_cache(maxsize=8)
+def _cap_run(connectors: frozenset[str]) -> re.Pattern[str]:
+    """Runs of 2+ capitalised words, a lexicon's lower-case connector allowed between two."""
+    inner = "|".join(sorted(map(re.escape, connectors)))
+    joined = f"(?:(?:{inner}){_GAP})?" if inner else ""
+    return re.compile(rf"(?<![\w'’\-]){_CAP_WORD}(?:{_GAP}{joined}{_CAP_WORD})+")
 _URL_TAIL = ".,;:!?'\"”’)"
 _END_PUNCT = "".join(sorted(set("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~“”‘’«»„‚…–—·•¡¿")))
 _WS = re.compile(r"\s+")
@@ -157,7 +145,7 @@ def _possessive(word: str) -> bool:
     return len(word) > 2 and word[-2] in "'’" and word[-1] in "sS"
 
 
-def extract_names(text: str) -> list[str]:
+def extract_names(text: str, lexicon: Lexicon = ENGLISH) -> list[str]:
     """Names in free text (capitalised phrases, identifiers, file names, URLs, e-mails), deduped."""
     found: list[tuple[int, str]] = []
     # One byte per character marks text already claimed by a URL, e-mail, file or phrase,
@@ -177,7 +165,7 @@ def extract_names(text: str) -> list[str]:
         claim(m.start(), m.end(), m.group())
     for m in _FILE.finditer(text):
         claim(m.start(), m.end(), m.group())
-    for start, end in _capitalized_phrases(text):
+    for start, end in _capitalized_phrases(text, lexicon):
         claim(start, end, text[start:end])
     for m in _CAMEL_IDENTIFIER.finditer(text):
         claim(m.start(), m.end(), m.group())
@@ -193,7 +181,7 @@ def extract_names(text: str) -> list[str]:
     return names
 
 
-def extract_capitalized_words(text: str) -> list[str]:
+def extract_capitalized_words(text: str, lexicon: Lexicon = ENGLISH) -> list[str]:
     """Single Title-case words ("Neighbours", "Oahu"), deduped, stop words left out.
 
     Not names by themselves (every sentence starts with one), but a word that is a
@@ -204,7 +192,7 @@ def extract_capitalized_words(text: str) -> list[str]:
     for m in _SINGLE_CAP.finditer(text):
         word = m.group()
         key = word.casefold()
-        if len(word) < 3 or key in seen or key in STOP_WORDS or not is_title_word(word):
+        if len(word) < 3 or key in seen or key in lexicon.stop_words or not is_title_word(word):
             continue
         seen.add(key)
         words.append(word)
@@ -216,11 +204,11 @@ def is_title_word(surface: str) -> bool:
     return bool(surface) and surface[0].isupper() and surface[1:] == surface[1:].lower() and _WORD.fullmatch(surface) is not None
 
 
-def _capitalized_phrases(text: str) -> list[tuple[int, int]]:
+def _capitalized_phrases(text: str, lexicon: Lexicon) -> list[tuple[int, int]]:
     """Spans of 2-5 word capitalised phrases, split at stop words, possessives trimmed."""
     spans: list[tuple[int, int]] = []
     # The regex finds runs of 2+ capitalised words in C; Python only looks at those runs.
-    for run_match in _CAP_RUN.finditer(text):
+    for run_match in _cap_run(lexicon.name_connectors).finditer(text):
         words = [
             (m.start(), m.end(), m.group())
             for m in _WORD.finditer(text, run_match.start(), run_match.end())
@@ -229,35 +217,35 @@ def _capitalized_phrases(text: str) -> list[tuple[int, int]]:
         first = 0
         for idx, (_, _, word) in enumerate(words):
             if _possessive(word) and idx + 1 < len(words):
-                _take_run(words[first : idx + 1], spans)
+                _take_run(words[first : idx + 1], spans, lexicon)
                 first = idx + 1
-        _take_run(words[first:], spans)
+        _take_run(words[first:], spans, lexicon)
     return spans
 
 
-def _take_run(run: list[tuple[int, int, str]], spans: list[tuple[int, int]]) -> None:
+def _take_run(run: list[tuple[int, int, str]], spans: list[tuple[int, int]], lexicon: Lexicon) -> None:
     if len(run) > _MAX_PHRASE + 2:
         # A long Title Case run is a heading or a headline, not a name.
         return
     # Split the run at stop words ("The", "With"), then trim connectors at the ends.
     piece: list[tuple[int, int, str]] = []
     for item in [*run, None]:
-        if item is None or (item[2].casefold() in STOP_WORDS and item[2] not in _CONNECTORS):
-            _take_piece(piece, spans)
+        if item is None or (item[2].casefold() in lexicon.stop_words and item[2] not in lexicon.name_connectors):
+            _take_piece(piece, spans, lexicon.name_connectors)
             piece = []
         else:
             piece.append(item)
 
 
-def _take_piece(piece: list[tuple[int, int, str]], spans: list[tuple[int, int]]) -> None:
-    while piece and piece[0][2] in _CONNECTORS:
+def _take_piece(piece: list[tuple[int, int, str]], spans: list[tuple[int, int]], connectors: frozenset[str]) -> None:
+    while piece and piece[0][2] in connectors:
         piece.pop(0)
-    while piece and piece[-1][2] in _CONNECTORS:
+    while piece and piece[-1][2] in connectors:
         piece.pop()
     if not _MIN_PHRASE <= len(piece) <= _MAX_PHRASE:
         return
     words = [w for _, _, w in piece]
-    if all(w.isupper() and len(w) > 1 for w in words if w not in _CONNECTORS):
+    if all(w.isupper() and len(w) > 1 for w in words if w not in connectors):
         # Shouting ("DO NOT MERGE") is not a name.
         return
     start, end = piece[0][0], piece[-1][1]
@@ -409,18 +397,19 @@ class EntityDictionary:
     def __contains__(self, surface: object) -> bool:
         return isinstance(surface, str) and _surface_key(surface.strip())[0] in self._index
 
-    def _single_ok(self, written: str) -> bool:
+    def _single_ok(self, written: str, stop_words: frozenset[str]) -> bool:
         key = _token_key(written)
-        if len(key) >= 3 and key not in STOP_WORDS:
+        if len(key) >= 3 and key not in stop_words:
             return True
         return written in self._upper_exact
 
-    def recognize(self, query: str, max_ngram: int | None = None) -> list[EntityMatch]:
+    def recognize(self, query: str, max_ngram: int | None = None, *, lexicon: Lexicon = ENGLISH) -> list[EntityMatch]:
         """Known entities in a query: longest matches first, non-overlapping, in query order.
 
         Args:
             max_ngram: the most tokens a match may span (default: as many as the
                 longest entry, so a seven-word meeting title is found whole).
+            lexicon: whose stop words are never a one-word match.
         """
         tokens, gaps = _tokens(query)
         index = self._index
@@ -443,7 +432,7 @@ class EntityDictionary:
                     written_last = written_last[:-2]
                 if ids is None:
                     continue
-                if i == j and not self._single_ok(written_last):
+                if i == j and not self._single_ok(written_last, lexicon.stop_words):
                     continue
                 candidates.append((j - i + 1, end - start, i, j, start, end, ids))
         candidates.sort(key=lambda c: (-c[0], -c[1], c[2]))

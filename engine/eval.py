@@ -8,21 +8,16 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, TextIO
 
-from engine.channels.fulltext import analyze_text
-from engine.channels.graph import answers_relation
 from engine.errors import ConfigError
-from engine.fusion import fuse
-from engine.kinds import with_hops
-from engine.query import parse_query
-from engine.records import CHANNEL_NAMES, ChannelEvidence, ChannelName, Hit, SearchResults
-from engine.search import channel_depth, fusion_factors, query_stems
+from engine.records import CHANNEL_NAMES, ChannelName, Hit, SearchResults
+from engine.search import channel_depth
+from engine.search.fusion import fused_rankings, refuse
 
 if TYPE_CHECKING:
     from engine.api import Engine
 
-_T = TypeVar("_T")
 
 __all__ = [
     "METRIC_NAMES",
@@ -43,8 +38,6 @@ __all__ = [
 ]
 
 METRIC_NAMES = ("P@5", "R@5", "MRR", "nDCG@10")
-# Hits with these labels were put first by the title/alias floor, not by a channel.
-_FLOOR_LABELS = frozenset({"exact_title_match", "alias_hit"})
 
 Grades = Mapping[str, int]
 
@@ -211,13 +204,7 @@ class EvalReport:
     queries: int
     latency_ms: dict[str, float]
     skipped: list[str] = field(default_factory=list)
-    refusion_mismatches: int = 0
 
-
-def _channel_list(results: SearchResults, name: ChannelName) -> list[str]:
-    """A channel's own ranking, recovered from a single-channel search (floor-only hits dropped)."""
-    ranked = [(hit.channels[name].rank, hit.path) for hit in results.hits if name in hit.channels]
-    return [path for _, path in sorted(ranked)]
 
 
 def _hit_row(rank: int, hit: Hit, grades: Grades) -> dict[str, Any]:
@@ -259,13 +246,12 @@ def evaluate(
         on_query: called with each query's result (per-query output).
     """
     fusion = engine.config.fusion
-    # Single-channel searches return the whole list fusion sees, at the depth the hybrid
-    # search asks each channel for (the vector channel's approximate search depends on it).
+    # A channel alone is judged on the list it gave the hybrid search, as deep as that search
+    # asked each channel for (the vector channel's approximate search depends on it).
     channel_limit = channel_depth(limit, fusion, channels)
     per_query: list[QueryMetrics] = []
     latencies: list[float] = []
     skipped: list[str] = []
-    mismatches = 0
     for qid, text in queries:
         grades = dict(qrels.get(qid, {}))
         if not any(grade > 0 for grade in grades.values()):
@@ -275,67 +261,17 @@ def evaluate(
         hybrid = engine.search(text, limit=limit, channels=channels, as_you_type=False)
         latencies.append((time.perf_counter() - started) * 1000.0)
         fused = [hit.path for hit in hybrid.hits]
-        floors = [hit.path for hit in hybrid.hits if hit.label in _FLOOR_LABELS]
-
-        alone: dict[ChannelName, SearchResults] = {}
-        lists: dict[str, list[str]] = {}
-        for name in channels:
-            alone[name] = engine.search(text, limit=channel_limit, channels=[name], as_you_type=False)
-            lists[name] = _channel_list(alone[name], name)
-        if "graph" in lists and hybrid.kind_hops:  # the hop the hybrid took from full text's best hit
-            lists["graph"] = with_hops(lists["graph"], hybrid.kind_hops)
-        graph_hits = alone["graph"].hits if "graph" in alone else ()
-        graph_top = next(
-            (
-                hit.channels["graph"]
-                for hit in graph_hits
-                if "graph" in hit.channels and hit.channels["graph"].rank == 1
-            ),
-            None,
-        )
-        relational = graph_top is not None and answers_relation(
-            text, hybrid.recognized_entities, graph_top.graph_relation
-        )
-        factors = fusion_factors(
-            text,
-            query_stems(parse_query(text, as_you_type=False), analyze_text),
-            fusion,
-            lists,
-            keyword_hits=_evidence(alone, "fulltext", lambda e: e.matched_terms) if "fulltext" in alone else None,
-            vector_hits=_evidence(alone, "vectors", lambda e: e.score),
-            graph_hits=_evidence(alone, "graph", lambda e: e.graph_path) if lists.get("graph") else [],
-            recognized=hybrid.recognized_entities,
-            answer_notes=hybrid.answer_notes,
-            term_weights=engine.term_weights,
-            kind_notes=hybrid.asked_kind.notes,
-            hop_notes=hybrid.kind_hops,
-        )
-        refused = [
-            path for path, _ in fuse(lists, fusion, floors, relational=relational, factors=factors)
-        ]
-        if refused[: len(fused)] != fused:
-            mismatches += 1
-        without: dict[str, list[str]] = {
-            name: [
-                path
-                for path, _ in fuse(
-                    {o: r for o, r in lists.items() if o != name},
-                    fusion,
-                    floors,
-                    relational=relational,
-                    factors=factors,
-                )
-            ]
-            for name in channels
-        }
+        trace = hybrid.trace
+        weighed = fused_rankings(trace)
+        lists: dict[str, list[str]] = {name: weighed.get(name, []) for name in channels}
+        alone = {name: [path for path, _ in refuse(trace, fusion, only=name)][:channel_limit] for name in channels}
+        without: dict[str, list[str]] = {name: [path for path, _ in refuse(trace, fusion, without=name)] for name in channels}
         result = QueryMetrics(
             qid=qid,
             query=text,
             grades=grades,
             hybrid=query_metrics(fused, grades),
-            channels={
-                name: query_metrics([h.path for h in alone[name].hits], grades) for name in channels
-            },
+            channels={name: query_metrics(alone[name], grades) for name in channels},
             contribution=contribution(fused, lists, without, grades),
             ms=round(latencies[-1], 2),
             detail=_detail(hybrid, lists, grades),
@@ -360,17 +296,8 @@ def evaluate(
             "p95": round(percentile(latencies, 95), 2),
         },
         skipped=skipped,
-        refusion_mismatches=mismatches,
     )
 
-
-def _evidence(
-    alone: Mapping[ChannelName, SearchResults], name: ChannelName, pick: Callable[[ChannelEvidence], _T]
-) -> list[tuple[str, _T]]:
-    """(path, what `pick` reads from the channel's evidence) for a channel-alone search's hits."""
-    if name not in alone:
-        return []
-    return [(hit.path, pick(hit.channels[name])) for hit in alone[name].hits if name in hit.channels]
 
 
 def _detail(hybrid: SearchResults, lists: Mapping[str, Sequence[str]], grades: Grades) -> dict[str, Any]:
@@ -487,11 +414,6 @@ def run_command(args: Any, engine: Engine, progress: Callable[[Any], None], err:
             per_query_file.close()
     if report.skipped:
         err.write(f"note: {len(report.skipped)} queries have no relevant note in the qrels and were skipped\n")
-    if report.refusion_mismatches:
-        err.write(
-            f"note: {report.refusion_mismatches} queries re-fused differently from the search "
-            "(contribution counts are approximate for them)\n"
-        )
     if args.json:
         out.write(json.dumps(report_to_json(report), indent=2) + "\n")
     else:

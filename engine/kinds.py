@@ -14,43 +14,30 @@ import re
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Sequence
 
+from engine.lexicon import Lexicon
+from engine.lexicon.en import ENGLISH
 from engine.records import NO_KIND, AskedKind
 
-__all__ = ["PERSON_MARKS", "NoteKinds", "is_person", "linked_of_kind", "with_hops"]
+__all__ = ["NoteKinds", "is_person", "linked_of_kind", "with_hops"]
 
-# Folders or tags that file a note as a person.
-PERSON_MARKS = frozenset({"people", "person", "persons", "contacts", "contact"})
-# Query words that ask for a person.
-_PERSON_WORDS = frozenset({"someone", "somebody", "anyone", "anybody", *PERSON_MARKS})
-# "who" after a noun ("the engineer who cut …") is said of people; opening a question
-# ("Who built the sync protocol?") it asks for whoever acted, a person or an organisation.
-_WHO_WORDS = frozenset({"who", "whom", "whose"})
-_OPENERS = frozenset({"and", "but", "so", "or", "then"})
-# Folders that file organisations.
-_ORGANISATION_MARKS = frozenset(
-    {"companies", "company", "organizations", "organization", "organisations", "organisation"}
-    | {"orgs", "firms", "startups"}
-)
 _WORD = re.compile(r"[^\W\d_][\w'-]*")
 # A kind this large is most of the vault: naming it does not narrow anything.
 _MAX_SHARE = 0.5
-# Folders named for any note at all: "notes about sync" asks for no kind.
-_ANY_NOTE = frozenset({"note", "notes", "file", "files", "doc", "docs", "document", "documents", "misc", "stuff"})
 
 
-def is_person(path: str, tags: Iterable[str]) -> bool:
+def is_person(path: str, tags: Iterable[str], lexicon: Lexicon = ENGLISH) -> bool:
     """Whether the vault files this note as a person: a People/ folder or a #person tag."""
-    return _person_folder(path.rpartition("/")[0]) or _person_tagged(tags)
+    return _person_folder(path.rpartition("/")[0], lexicon) or _person_tagged(tags, lexicon)
 
 
-def _person_folder(folder: str) -> bool:
+def _person_folder(folder: str, lexicon: Lexicon) -> bool:
     """Whether a folder ("Team/People") files its notes as people."""
-    return not PERSON_MARKS.isdisjoint(folder.casefold().split("/"))
+    return not lexicon.person_marks.isdisjoint(folder.casefold().split("/"))
 
 
-def _person_tagged(tags: Iterable[str]) -> bool:
+def _person_tagged(tags: Iterable[str], lexicon: Lexicon) -> bool:
     """Whether a tag files the note as a person: #person, #crm/contact."""
-    return any(t.lstrip("#").casefold().rsplit("/", 1)[-1] in PERSON_MARKS for t in tags)
+    return any(t.lstrip("#").casefold().rsplit("/", 1)[-1] in lexicon.person_marks for t in tags)
 
 
 class NoteKinds:
@@ -61,12 +48,14 @@ class NoteKinds:
         paths: Iterable[str],
         tagged: Iterable[tuple[str, Sequence[str]]] = (),
         stem: Callable[[str], list[str]] | None = None,
+        lexicon: Lexicon = ENGLISH,
     ) -> None:
         """`tagged` holds (path, tags) of the notes whose tags may file them as people; a
         note in any folder can be tagged #person."""
         self._stem = stem
+        self._lexicon = lexicon
         by_folder: dict[str, set[str]] = {}
-        people: set[str] = {path for path, tags in tagged if _person_tagged(tags)}
+        people: set[str] = {path for path, tags in tagged if _person_tagged(tags, lexicon)}
         folder_is_person: dict[str, bool] = {}  # per folder, not per note: vaults have few folders
         total = 0
         for path in paths:
@@ -76,13 +65,13 @@ class NoteKinds:
                 continue
             person = folder_is_person.get(folder)
             if person is None:
-                person = folder_is_person[folder] = _person_folder(folder)
+                person = folder_is_person[folder] = _person_folder(folder, lexicon)
             if person:
                 people.add(path)
             # The top-level folders are a vault's filing categories; folders below them
             # group by topic ("Projects/Atlas/"), which the query's words already reach.
             top = folder.partition("/")[0].casefold().strip()
-            if top not in _ANY_NOTE and not top.startswith(".") and _WORD.fullmatch(top):
+            if top not in lexicon.any_note_folders and not top.startswith(".") and _WORD.fullmatch(top):
                 by_folder.setdefault(top, set()).add(path)
         limit = total * _MAX_SHARE
         self._by_stem: dict[str, AskedKind] = {}
@@ -95,7 +84,7 @@ class NoteKinds:
         # each a kind of its own (the size limit holds for each, not for their union).
         self._agents = self._people
         organisations = [
-            members for name, members in by_folder.items() if name in _ORGANISATION_MARKS and len(members) <= limit
+            members for name, members in by_folder.items() if name in lexicon.organisation_marks and len(members) <= limit
         ]
         if self._people.notes and organisations:
             agents = self._people.notes.union(*organisations)
@@ -112,16 +101,19 @@ class NoteKinds:
         organisations; a word that is a top-level folder's name, singular or plural
         ("company" for Companies/), asks for that folder.
         """
+        lexicon = self._lexicon
         opening = True  # no word before this one but "and", "so", …
         for match in _WORD.finditer(text):
             word = match.group().casefold()
-            if word in _WHO_WORDS:
+            if word in lexicon.who_words:
+                # "who" after a noun ("the engineer who cut …") is said of people; opening
+                # a question ("Who built it?") it asks for whoever acted, a person or an organisation.
                 asked = self._agents if opening else self._people
                 if asked.notes:
                     return asked
-            elif word in _PERSON_WORDS and self._people.notes:
+            elif word in lexicon.person_words and self._people.notes:
                 return self._people
-            opening = opening and word in _OPENERS
+            opening = opening and word in lexicon.clause_openers
             for key in self._stems(word):
                 found = self._by_stem.get(key)
                 if found is not None:

@@ -174,6 +174,24 @@ NO_KIND = AskedKind()
 
 
 @dataclass(frozen=True)
+class FusionTrace:
+    """Everything one fusion used: each channel's list as it answered, and what fusion did with them.
+
+    `hops` are the notes of the asked kind the best keyword match links to: the graph's
+    list puts them first. `factors` scale one channel's vote for one note; `floors` are
+    the exact title and alias matches put first; `relational` says the graph answered a
+    relation question (its weight is boosted). `engine.search.fusion.refuse` fuses a
+    trace again, whole, without a channel or with one alone.
+    """
+
+    rankings: dict[ChannelName, tuple[str, ...]] = field(default_factory=dict)
+    hops: tuple[str, ...] = ()
+    factors: dict[str, dict[str, float]] = field(default_factory=dict)
+    floors: tuple[str, ...] = ()
+    relational: bool = False
+
+
+@dataclass(frozen=True)
 class SearchResults:
     """The answer to one query."""
 
@@ -192,6 +210,8 @@ class SearchResults:
     # The notes of the asked kind that the best keyword match (a note of another kind)
     # links to; the graph ranks them first (engine/kinds.py, `linked_of_kind`).
     kind_hops: tuple[str, ...] = field(default=(), compare=False)
+    # How the hits were fused, for re-fusion (eval) and "why is this note here".
+    trace: FusionTrace = field(default_factory=FusionTrace, repr=False, compare=False)
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -10,7 +10,7 @@ import pytest
 from engine.api import Engine
 from engine.channels.base import Channel
 from engine.embedder import HashEmbedder
-from engine.query import parse_query
+from engine.query import QueryPlan
 
 CHANNELS = ["fulltext", "vectors", "graph"]
 
@@ -37,11 +37,16 @@ def built(tmp_path: Path) -> Iterator[tuple[Engine, Path]]:
 
 
 def channel_of(engine: Engine, name: str) -> Channel:
+    global PLANNER
+    PLANNER = lambda text: engine.plan(text, as_you_type=False)  # noqa: E731
     return engine._searcher._channels[name]  # type: ignore[return-value]
 
 
+PLANNER: Callable[[str], QueryPlan]
+
+
 def search(channel: Channel, text: str, limit: int = 10) -> list[str]:
-    answer = channel.search(parse_query(text, as_you_type=False), limit)
+    answer = channel.search(PLANNER(text), limit)
     ranks = [hit.rank for hit in answer.hits]
     assert ranks == list(range(1, len(ranks) + 1)), "ranks are 1-based and consecutive"
     scores = [hit.score for hit in answer.hits]
@@ -70,7 +75,7 @@ def test_finds_a_note_by_its_name(built: tuple[Engine, Path], name: str) -> None
 def test_empty_query_and_limit(built: tuple[Engine, Path], name: str) -> None:
     engine, _ = built
     channel = channel_of(engine, name)
-    assert channel.search(parse_query("  ?! "), 10).hits == ()
+    assert channel.search(PLANNER("  ?! "), 10).hits == ()
     assert len(search(channel, "Quentin Marsh heliograph herons", limit=1)) <= 1
 
 

@@ -10,7 +10,8 @@ from vault_copy import copy_sample_vault
 
 from engine.api import Engine
 from engine.cli import main
-from engine.eval import evaluate, load_qrels, load_queries
+from engine.eval import load_queries
+from engine.records import CHANNEL_NAMES
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data"
@@ -99,18 +100,25 @@ def test_eval_fails_with_exit_6_below_a_floor(
     assert set(report["channels"]) == {"fulltext"}  # type: ignore[arg-type]
 
 
-def test_refusion_reproduces_the_search(sample_eval_dirs: tuple[Path, Path]) -> None:
-    """Contribution counts re-fuse channel lists; that must give the search's own order."""
+def test_refusing_the_trace_reproduces_the_search(sample_eval_dirs: tuple[Path, Path]) -> None:
+    """Eval re-fuses a search's trace: whole it gives the search's own order, and one
+    channel alone gives what a search of that channel alone returns."""
+    from engine.search import channel_depth
+    from engine.search.fusion import refuse
+
     vault, index = sample_eval_dirs
     with Engine.open(vault, index_dir=index) as engine:
         engine.reindex()
-        report = evaluate(
-            engine,
-            load_queries(DATA / "sample_queries.tsv"),
-            load_qrels(DATA / "sample_qrels.tsv"),
-        )
-    assert report.queries == 39
-    assert report.refusion_mismatches == 0
+        fusion = engine.config.fusion
+        depth = channel_depth(100, fusion, CHANNEL_NAMES)
+        for _qid, text in load_queries(DATA / "sample_queries.tsv"):
+            hybrid = engine.search(text, limit=100, as_you_type=False)
+            again = [path for path, _ in refuse(hybrid.trace, fusion)]
+            assert again[: len(hybrid.hits)] == [hit.path for hit in hybrid.hits], text
+            for name in CHANNEL_NAMES:
+                alone = engine.search(text, limit=depth, channels=[name], as_you_type=False)
+                refused = [path for path, _ in refuse(hybrid.trace, fusion, only=name)][:depth]
+                assert refused == [hit.path for hit in alone.hits], (text, name)
 
 
 @pytest.mark.slow

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from engine.channels.graph import answers_relation, asks_for_related
 from engine.config import FusionConfig
 from engine.entities import displayed_text
-from engine.fusion import fuse, term_coverage, weighted_rrf
-from engine.search import graph_factors
+from engine.query import Planner, QueryPlan
+from engine.search.fusion import answers_relation, fuse, graph_factors, term_coverage, weighted_rrf
+
+
+def _plan(text: str) -> QueryPlan:
+    return Planner().plan(text, as_you_type=False)
 
 
 @pytest.mark.parametrize(
@@ -28,14 +31,15 @@ from engine.search import graph_factors
     ],
 )
 def test_who_questions_about_one_named_entity(query: str, named: list[str], expected: bool) -> None:
-    assert asks_for_related(query, named) is expected
+    assert _plan(query).asks_about(named) is expected
 
 
 def test_the_graph_answers_only_over_written_links() -> None:
-    assert answers_relation("Who invested in Acme?", ["Acme"], "linked from")
-    assert answers_relation("Who invested in Acme?", ["Acme"], "links to")
-    assert not answers_relation("Who invested in Acme?", ["Acme"], "co-occurs")
-    assert not answers_relation("Who invested in Acme?", ["Acme"], None)
+    plan = _plan("Who invested in Acme?")
+    assert answers_relation(plan, ["Acme"], "linked from")
+    assert answers_relation(plan, ["Acme"], "links to")
+    assert not answers_relation(plan, ["Acme"], "co-occurs")
+    assert not answers_relation(plan, ["Acme"], None)
 
 
 def test_term_coverage() -> None:
@@ -92,7 +96,7 @@ def test_displayed_text_reduces_links_to_what_a_reader_sees() -> None:
 def test_graph_votes_for_the_asked_for_kind_count_fully() -> None:
     config = FusionConfig(entity_coverage_power=0.5, seed_confirm_rank=0, answer_kind_factor=0.5)
     reached = [("people/mia.md", ("Demo Day W30", "Mia")), ("meetings/w31.md", ("Demo Day W30", "Mia", "W31"))]
-    text = "Who attended Demo Day W30?"
+    text = _plan("Who attended Demo Day W30?")
     plain = graph_factors(text, ["Demo Day W30"], reached, {}, config)["graph"]
     assert plain["people/mia.md"] == plain["meetings/w31.md"] > 0
     typed = graph_factors(text, ["Demo Day W30"], reached, {}, config, frozenset({"people/mia.md"}))["graph"]

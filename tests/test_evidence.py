@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from engine.catalog import StoredChunk
-from engine.evidence import build_snippet, readable
 from engine.records import Chunk
+from engine.search.evidence import build_snippet, readable
 
 
 def test_readable_shows_links_by_their_text() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.fusion import apply_floors, weighted_rrf
+from engine.search.fusion import apply_floors, weighted_rrf
 
 docs = st.lists(st.sampled_from([f"d{i}" for i in range(12)]), unique=True, max_size=12)
 rankings = st.dictionaries(st.sampled_from(["fulltext", "vectors", "graph"]), docs, min_size=1)

@@ -10,7 +10,7 @@ from vault_copy import copy_sample_vault
 
 from engine.api import Engine
 from engine.channels.graph import GraphChannel
-from engine.query import parse_query
+from engine.query import Planner
 from engine.synth import SynthSpec, generate
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -36,8 +36,10 @@ def _assert_same_as_rebuilt(eng: Engine, queries: list[str], paths: list[str]) -
     assert live.entity_count() == fresh.entity_count()
     for text in queries:
         for as_you_type in (False, True):
-            query = parse_query(text, as_you_type=as_you_type)
-            assert live.search(query, 20) == fresh.search(query, 20), text
+            live_plan = Planner(recognize=live.entity_matches).plan(text, as_you_type=as_you_type)
+            fresh_plan = Planner(recognize=fresh.entity_matches).plan(text, as_you_type=as_you_type)
+            assert live_plan == fresh_plan, text
+            assert live.search(live_plan, 20) == fresh.search(fresh_plan, 20), text
         assert live.recognize(text) == fresh.recognize(text), text
     for path in paths:
         assert live.neighbors(path) == fresh.neighbors(path), path

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from engine.api import Engine
-from engine.channels.graph import _without_qualifier
+from engine.channels.graph.build import without_qualifier as _without_qualifier
 
 
 def test_bare_name_of_a_qualified_title() -> None:

@@ -9,20 +9,25 @@ from pathlib import Path
 
 from engine.api import Engine
 from engine.channels.graph import GraphChannel
-from engine.query import parse_query
+from engine.query import Planner, QueryPlan
 
 QUERIES = ["who attended the Atlas kickoff", "SQLCipher", "Priya", "offline sync", "Beacon roadmap"]
 
 
+def _plan(graph: GraphChannel, text: str) -> QueryPlan:
+    """A query's plan with the entities this graph knows."""
+    return Planner(recognize=graph.entity_matches).plan(text, as_you_type=False)
+
+
 def _graph_answers(eng: Engine) -> list[object]:
     graph: GraphChannel = eng._graph
-    return [graph.search(parse_query(q, as_you_type=False), 20) for q in QUERIES]
+    return [graph.search(_plan(graph, q), 20) for q in QUERIES]
 
 
 def _built_answers(eng: Engine) -> list[object]:
     fresh = GraphChannel(eng.config.graph)
     fresh.rebuild(eng._catalog)
-    return [fresh.search(parse_query(q, as_you_type=False), 20) for q in QUERIES]
+    return [fresh.search(_plan(fresh, q), 20) for q in QUERIES]
 
 
 def test_reopen_loads_the_saved_graph(sample_copy: Path, tmp_path: Path) -> None:

@@ -20,10 +20,11 @@ import pytest
 from engine import notes
 from engine.api import Engine
 from engine.catalog import StoredChunk
-from engine.channels.graph import _note_part, _NoteRows
+from engine.channels.graph.build import NoteRows, note_part
 from engine.chunking import chunk_note
-from engine.evidence import build_snippet
+from engine.lexicon.en import ENGLISH
 from engine.records import NoteInfo, Snippet
+from engine.search.evidence import build_snippet
 from engine.vault import parse_note
 from ui.web.render import LinkTable, render_note
 
@@ -118,9 +119,9 @@ def test_a_run_of_brackets_gets_its_snippet_fast(unit: str, size: int) -> None:
 
 def _part_of(body: str, links: list[tuple[str, int, str]], chunks: list[tuple[int, int, int]]) -> Any:
     info = NoteInfo("A.md", "A", (), (), 0.0, 0, "x", (), ())
-    rows = _NoteRows(mentions=[], chunks=chunks, links=links)
+    rows = NoteRows(mentions=[], chunks=chunks, links=links)
     notes = {target for target, _, _ in links}
-    return _note_part(info, rows, lambda: (body, 0), {}, notes, 3)
+    return note_part(info, rows, lambda: (body, 0), {}, notes, 3, True, ENGLISH)
 
 
 def test_many_links_on_one_line_build_the_graph_fast() -> None:

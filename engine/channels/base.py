@@ -10,7 +10,7 @@ from engine.records import ChannelHit, ChannelName, ChannelState
 
 if TYPE_CHECKING:
     from engine.catalog import Catalog
-    from engine.query import Query
+    from engine.query import QueryPlan
 
 
 @dataclass(frozen=True)
@@ -39,8 +39,8 @@ class Channel(Protocol):
         """Apply changed (added or updated) and removed note paths from the catalog."""
         ...
 
-    def search(self, query: Query, limit: int) -> ChannelAnswer:
-        """Notes for a query, best first, ranks 1-based."""
+    def search(self, query: QueryPlan, limit: int) -> ChannelAnswer:
+        """Notes for a query's plan, best first, ranks 1-based."""
         ...
 
     def save(self) -> None:

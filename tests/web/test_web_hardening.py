@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 from starlette.testclient import TestClient
 from web_support import BASE_URL, PORT, TOKEN, Served, make_vault, serve
@@ -323,7 +323,12 @@ def test_fuzzed_requests_never_500_or_redirect(
 
     url = prefix + "/".join(segments) + ("?" + urlencode(query) if query else "")
     body = json.dumps({"text": "fuzz", "expected_sha": "0" * 64}) if method in ("PUT", "POST", "PATCH") else None
-    response = hardened.request(method, url, content=body)
+    try:
+        response = hardened.request(method, url, content=body)
+    except Exception as exc:
+        if type(exc).__name__ != "InvalidURL":
+            raise
+        reject()  # the test client itself cannot send this URL (e.g. a path of four slashes)
     assert response.status_code < 500, (method, url, response.text[:300])
     assert not 300 <= response.status_code < 400, (method, url)
 

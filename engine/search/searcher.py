@@ -12,13 +12,11 @@ from typing import TypeVar
 
 from engine.catalog import Catalog
 from engine.channels.base import Channel, ChannelAnswer
-from engine.channels.graph import answers_relation, entity_coverage
 from engine.config import EngineConfig, FusionConfig
-from engine.entities import STOP_WORDS, fold_accents, normalize
-from engine.evidence import build_snippet, choose_label
-from engine.fusion import fuse, term_coverage
-from engine.kinds import PERSON_MARKS, NoteKinds, linked_of_kind, with_hops
-from engine.query import Query, parse_query
+from engine.entities import EntityMatch, fold_accents, normalize
+from engine.kinds import NoteKinds, linked_of_kind, with_hops
+from engine.lexicon import Lexicon
+from engine.query import Planner, QueryPlan
 from engine.records import (
     CHANNEL_NAMES,
     NO_KIND,
@@ -27,9 +25,12 @@ from engine.records import (
     ChannelHit,
     ChannelName,
     ChannelStatus,
+    FusionTrace,
     Hit,
     SearchResults,
 )
+from engine.search.evidence import build_snippet, choose_label
+from engine.search.fusion import answers_relation, fusion_factors, refuse
 
 log = logging.getLogger("cairn.search")
 
@@ -65,6 +66,8 @@ class Searcher:
         *,
         stem: Callable[[str], list[str]] | None = None,
         term_weights: Callable[[Sequence[str]], dict[str, float]] | None = None,
+        recognize: Callable[[str], Sequence[EntityMatch]] | None = None,
+        lexicon: Lexicon,
     ) -> None:
         self._catalog = catalog
         self._term_weights = term_weights
@@ -73,12 +76,18 @@ class Searcher:
         self._pool = ThreadPoolExecutor(max_workers=len(CHANNEL_NAMES), thread_name_prefix="cairn-channel")
         self._titles = TitleIndex(catalog)
         self._stem = stem
-        self._kinds = _note_kinds(catalog, stem)
+        self._lexicon = lexicon
+        self._planner = Planner(lexicon, stem=stem, recognize=recognize)
+        self._kinds = _note_kinds(catalog, stem, lexicon)
 
     def refresh_titles(self) -> None:
         """Reload the title/alias floor table and the note kinds after the catalog changed."""
         self._titles = TitleIndex(self._catalog)
-        self._kinds = _note_kinds(self._catalog, self._stem)
+        self._kinds = _note_kinds(self._catalog, self._stem, self._lexicon)
+
+    def plan(self, raw: str, *, as_you_type: bool = True) -> QueryPlan:
+        """What the engine reads from a query (see engine/query/plan.py)."""
+        return self._planner.plan(raw, as_you_type=as_you_type, kinds=self._kinds)
 
     def close(self) -> None:
         """Stop the thread pool."""
@@ -95,9 +104,9 @@ class Searcher:
         """Search every (or the chosen) channel and fuse; a failing channel only degrades."""
         started = time.perf_counter()
         limit = max(limit, 0)  # a negative limit would slice hits off the end
-        query = parse_query(raw, as_you_type=as_you_type)
+        plan = self.plan(raw, as_you_type=as_you_type)
         wanted = [c for c in CHANNEL_NAMES if (channels is None or c in channels)]
-        if query.is_empty:
+        if plan.is_empty:
             return SearchResults(
                 query=raw,
                 hits=(),
@@ -106,77 +115,113 @@ class Searcher:
             )
         fusion = self._config.fusion
         depth = channel_depth(limit, fusion, wanted)
-        futures: dict[ChannelName, tuple[Future[tuple[ChannelAnswer, float]], float]] = {}
+        futures: dict[ChannelName, Future[tuple[ChannelAnswer, float]]] = {}
         for name in wanted:
             channel = self._channels.get(name)
-            if channel is None:
-                continue
-            futures[name] = (self._pool.submit(_timed, channel, query, depth), time.perf_counter())
+            if channel is not None:
+                futures[name] = self._pool.submit(_timed, channel, plan, depth)
         answers: dict[ChannelName, ChannelAnswer] = {}
         statuses: dict[ChannelName, ChannelStatus] = {}
         for name in wanted:
             if name not in futures:
                 statuses[name] = ChannelStatus("unavailable", 0.0, "channel not loaded")
                 continue
-            future, _submitted = futures[name]
             try:
-                answer, elapsed = future.result()
+                answer, elapsed = futures[name].result()
             except Exception as exc:  # a broken channel degrades the search, never fails it
                 statuses[name] = ChannelStatus("unavailable", 0.0, f"{type(exc).__name__}: {exc}")
                 continue
             answers[name] = answer
             statuses[name] = ChannelStatus(answer.status, round(elapsed, 2), answer.message)
+        for name, problem in plan.problems:  # planning ran a part of these channels: it failed
+            _degrade(statuses, name, problem)
 
-        rankings: dict[str, list[str]] = {name: [h.path for h in answer.hits] for name, answer in answers.items()}
-        exact, alias = self._floors(query)
+        exact, alias = self._floors(plan)
+        trace, hop_source = self._trace(plan, answers, statuses, (*exact, *alias))
+        graph_answer = answers.get("graph")
+        if graph_answer is not None and trace.hops:
+            graph_answer = answers["graph"] = self._with_hop_hits(graph_answer, hop_source, trace.hops)
+        fused = refuse(trace, fusion)
+        hits = self._hits(plan, fused[:limit], answers, set(exact), set(alias))
+        answer_notes = graph_answer.answer_notes if graph_answer is not None else frozenset()
+        return SearchResults(
+            query=raw,
+            hits=hits,
+            channels=statuses,
+            recognized_entities=graph_answer.recognized if graph_answer else (),
+            expanded_entities=graph_answer.expanded if graph_answer else (),
+            total_ms=_ms(started),
+            answer_notes=answer_notes,
+            asked_kind=self._asked_kind(plan, answer_notes),
+            kind_hops=trace.hops,
+            trace=trace,
+        )
+
+    def _asked_kind(self, plan: QueryPlan, answer_notes: frozenset[str]) -> AskedKind:
+        """The kind fusion weighs by: the plan's, unless fusion ignores kinds or the graph
+        already answers a relation question with people (it weighs kinds its own way)."""
+        return plan.asked_kind if self._config.fusion.kind_factor < 1 and not answer_notes else NO_KIND
+
+    def _trace(
+        self,
+        plan: QueryPlan,
+        answers: Mapping[ChannelName, ChannelAnswer],
+        statuses: dict[ChannelName, ChannelStatus],
+        floors: tuple[str, ...],
+    ) -> tuple[FusionTrace, str]:
+        """Every input of this search's fusion (the channels' lists, the kind hop, factors,
+        floors), and the note the kind hop starts from."""
+        fusion = self._config.fusion
+        rankings: dict[ChannelName, tuple[str, ...]] = {name: tuple(h.path for h in a.hits) for name, a in answers.items()}
         graph_answer = answers.get("graph")
         relational = (
             graph_answer is not None
             and bool(graph_answer.hits)
-            and answers_relation(query.text, graph_answer.recognized, graph_answer.hits[0].graph_relation)
+            and answers_relation(plan, graph_answer.recognized, graph_answer.hits[0].graph_relation)
         )
-        # The stemmer and the idf weights are the full-text channel's, run here rather
-        # than on its thread: a failure of theirs degrades that channel as well.
-        stems = _degrading(statuses, "fulltext", lambda: self._query_stems(query), list(query.terms))
         answer_notes = graph_answer.answer_notes if graph_answer is not None else frozenset()
-        # A relation question the graph answers with people already weighs kinds its own way.
-        kind = self._kinds.asked_for(query.text) if fusion.kind_factor < 1 and not answer_notes else NO_KIND
+        kind = self._asked_kind(plan, answer_notes)
         no_hop: tuple[str, tuple[str, ...]] = ("", ())
         hop_source, hops = _degrading(statuses, "graph", lambda: self._kind_hop(answers, kind), no_hop)
+        lists: dict[str, list[str]] = {name: list(ranked) for name, ranked in rankings.items()}
+        if "graph" in lists and hops:
+            lists["graph"] = with_hops(lists["graph"], hops)
+        graph_hits = [(h.path, h.graph_path) for h in graph_answer.hits] if graph_answer else []
         if graph_answer is not None and hops:
-            graph_answer = answers["graph"] = self._with_hop_hits(graph_answer, hop_source, hops)
-            rankings["graph"] = [h.path for h in graph_answer.hits]
-        fused = fuse(
-            rankings,
+            graph_hits = [(h.path, h.graph_path) for h in self._with_hop_hits(graph_answer, hop_source, hops).hits]
+        factors = fusion_factors(
+            plan,
+            plan.stems,
             fusion,
-            [*exact, *alias],
-            relational=relational,
-            factors=fusion_factors(
-                query.text,
-                stems,
-                fusion,
-                rankings,
-                keyword_hits=(
-                    [(h.path, h.matched_terms) for h in answers["fulltext"].hits] if "fulltext" in answers else None
-                ),
-                vector_hits=[(h.path, h.score) for h in answers["vectors"].hits] if "vectors" in answers else [],
-                graph_hits=[(h.path, h.graph_path) for h in graph_answer.hits] if graph_answer else [],
-                recognized=graph_answer.recognized if graph_answer else (),
-                answer_notes=answer_notes,
-                term_weights=self._weigher(statuses),
-                kind_notes=kind.notes,
-                hop_notes=hops,
-            ),
+            lists,
+            keyword_hits=[(h.path, h.matched_terms) for h in answers["fulltext"].hits] if "fulltext" in answers else None,
+            vector_hits=[(h.path, h.score) for h in answers["vectors"].hits] if "vectors" in answers else [],
+            graph_hits=graph_hits,
+            recognized=graph_answer.recognized if graph_answer else (),
+            answer_notes=answer_notes,
+            term_weights=self._weigher(statuses),
+            kind_notes=kind.notes,
+            hop_notes=hops,
         )
-        by_channel = {
-            name: {h.path: h for h in answer.hits} for name, answer in answers.items()
-        }
+        trace = FusionTrace(rankings=rankings, hops=hops, factors=factors, floors=floors, relational=relational)
+        return trace, hop_source
+
+    def _hits(
+        self,
+        plan: QueryPlan,
+        page: Sequence[tuple[str, float]],
+        answers: Mapping[ChannelName, ChannelAnswer],
+        exact: set[str],
+        alias: set[str],
+    ) -> tuple[Hit, ...]:
+        """The shown hits: per-channel evidence, a label and the best passage of each."""
+        fusion = self._config.fusion
+        stop_words = plan.lexicon.stop_words
+        by_channel = {name: {h.path: h for h in answer.hits} for name, answer in answers.items()}
         # Evidence speaks of content words: "who" or "while" matching is no reason to show.
-        content = [s for s in stems if s not in STOP_WORDS] or stems
-        hint_terms = [s for s in content if len(s) >= 3] or [s for s in content if len(s) >= 2]
-        matcher = self._matcher(query, content)
+        content = list(plan.content)
+        matcher = _WordMatcher(frozenset(content), plan.prefix, self._stem)
         hits: list[Hit] = []
-        page = fused[:limit]
         chunks_of = self._catalog.chunks_of_notes([path for path, _ in page])
         for path, score in page:
             evidence: dict[ChannelName, ChannelEvidence] = {}
@@ -186,7 +231,7 @@ class Searcher:
                     evidence[name] = ChannelEvidence(
                         rank=hit.rank,
                         score=hit.score,  # raw: eval re-fuses with it; front ends round
-                        matched_terms=_content_first(hit.matched_terms),
+                        matched_terms=_content_first(hit.matched_terms, stop_words),
                         chunk_id=hit.chunk_id,
                         graph_path=hit.graph_path,
                         graph_relation=hit.graph_relation,
@@ -198,14 +243,14 @@ class Searcher:
                 exact_title=path in exact,
                 alias=path in alias,
                 all_terms_matched=bool(content) and set(content) <= matched,
-                content_matched=bool(matched - STOP_WORDS),
+                content_matched=bool(matched - stop_words),
                 config=fusion,
             )
             vector = evidence.get("vectors")
             snippet = build_snippet(
                 chunks_of.get(path, []),
                 matches=matcher,
-                hint_terms=hint_terms,
+                hint_terms=list(plan.hint_terms),
                 preferred_chunk_id=vector.chunk_id if vector else None,
             )
             hits.append(
@@ -218,17 +263,7 @@ class Searcher:
                     snippet=snippet,
                 )
             )
-        return SearchResults(
-            query=raw,
-            hits=tuple(hits),
-            channels=statuses,
-            recognized_entities=graph_answer.recognized if graph_answer else (),
-            expanded_entities=graph_answer.expanded if graph_answer else (),
-            total_ms=_ms(started),
-            answer_notes=answer_notes,
-            asked_kind=kind,
-            kind_hops=hops,
-        )
+        return tuple(hits)
 
     def _weigher(self, statuses: dict[ChannelName, ChannelStatus]) -> Callable[[Sequence[str]], dict[str, float]] | None:
         """Full text's idf weights for fusion; should they fail, every word counts the same and full text is degraded."""
@@ -279,21 +314,15 @@ class Searcher:
             graph, hits=tuple(replace(by_path[path], rank=rank) for rank, path in enumerate(ranked, start=1))
         )
 
-    def _floors(self, query: Query) -> tuple[list[str], list[str]]:
-        key = normalize(query.text)
+    def _floors(self, plan: QueryPlan) -> tuple[list[str], list[str]]:
+        key = normalize(plan.text)
         exact = list(self._titles.titles.get(key, ()))
         alias = [p for p in self._titles.aliases.get(key, ()) if p not in exact]
         return exact, alias
 
-    def _query_stems(self, query: Query) -> list[str]:
-        return query_stems(query, self._stem)
 
-    def _matcher(self, query: Query, stems: list[str]) -> _WordMatcher:
-        return _WordMatcher(frozenset(stems), query.prefix, self._stem)
-
-
-def _note_kinds(catalog: Catalog, stem: Callable[[str], list[str]] | None) -> NoteKinds:
-    return NoteKinds(catalog.note_paths(), catalog.tags_mentioning(PERSON_MARKS), stem)
+def _note_kinds(catalog: Catalog, stem: Callable[[str], list[str]] | None, lexicon: Lexicon) -> NoteKinds:
+    return NoteKinds(catalog.note_paths(), catalog.tags_mentioning(lexicon.person_marks), stem, lexicon)
 
 
 class _WordMatcher:
@@ -334,121 +363,11 @@ def channel_depth(limit: int, fusion: FusionConfig, channels: Collection[Channel
     return max([limit, *(fusion.depths.get(c, limit) for c in channels)])
 
 
-def query_stems(query: Query, stem: Callable[[str], list[str]] | None) -> list[str]:
-    """The query's index terms (stemmed when a stemmer is given), deduplicated."""
-    stems: list[str] = []
-    for term in query.terms:
-        stems.extend(stem(term) if stem else [term])
-    return list(dict.fromkeys(stems))
-
-
-def fusion_factors(
-    text: str,
-    stems: Sequence[str],
-    fusion: FusionConfig,
-    rankings: Mapping[str, Sequence[str]],
-    *,
-    keyword_hits: Sequence[tuple[str, Collection[str]]] | None,
-    vector_hits: Sequence[tuple[str, float]],
-    graph_hits: Sequence[tuple[str, tuple[str, ...]]],
-    recognized: Sequence[str],
-    answer_notes: Collection[str],
-    term_weights: Callable[[Sequence[str]], dict[str, float]] | None,
-    kind_notes: Collection[str] = (),
-    hop_notes: Collection[str] = (),
-) -> dict[str, dict[str, float]]:
-    """Every channel's per-hit fusion factors; the search and eval's re-fusion both call this.
-
-    `kind_notes` are the notes of the kind the query asks for (`NoteKinds.asked_for`):
-    every channel's vote for any other note counts `kind_factor` as much. `hop_notes`
-    are the notes of that kind the best keyword match links to (`kinds.linked_of_kind`):
-    the graph's vote for them counts in full.
-    """
-    weights = term_weights(stems) if term_weights is not None and fusion.idf_coverage else None
-    factors = {
-        **keyword_factors(keyword_hits, stems, fusion.keyword_coverage_power, weights),
-        **vector_factors(vector_hits, fusion),
-        **graph_factors(text, recognized, graph_hits, rankings, fusion, answer_notes),
-    }
-    if hop_notes:
-        factors.setdefault("graph", {}).update(dict.fromkeys(hop_notes, 1.0))
-    if kind_notes and fusion.kind_factor < 1:
-        for name, ranked in rankings.items():
-            scale = factors.setdefault(name, {})
-            for path in ranked:
-                if path not in kind_notes:
-                    scale[path] = scale.get(path, 1.0) * fusion.kind_factor
-    return factors
-
-
-def keyword_factors(
-    hits: Sequence[tuple[str, Collection[str]]] | None,
-    stems: Sequence[str],
-    power: float,
-    weights: Mapping[str, float] | None = None,
-) -> dict[str, dict[str, float]]:
-    """Per full-text hit (path, matched terms), the factor for how much of the query it matched (idf-weighted if given)."""
-    if hits is None or power <= 0:
-        return {}
-    return {"fulltext": {path: term_coverage(matched, stems, power, weights) for path, matched in hits}}
-
-
-def vector_factors(hits: Sequence[tuple[str, float]], fusion: FusionConfig) -> dict[str, dict[str, float]]:
-    """The vector channel's fusion factor per hit: (cosine / high_vector_cosine) ** power, at most 1.
-
-    A nearest neighbour is always ranked first, however far it is; a weak match
-    should not push out a keyword hit that matched the rare words of the query.
-    """
-    power = fusion.vector_confidence_power
-    if power <= 0 or not hits:
-        return {}
-    high = fusion.high_vector_cosine
-    return {"vectors": {path: min(1.0, max(score, 0.0) / high) ** power for path, score in hits}}
-
-
-def graph_factors(
-    text: str,
-    recognized: Sequence[str],
-    graph_hits: Sequence[tuple[str, tuple[str, ...]]],
-    rankings: Mapping[str, Sequence[str]],
-    fusion: FusionConfig,
-    answer_notes: Collection[str] = (),
-) -> dict[str, dict[str, float]]:
-    """The graph's fusion factor: how much of the query its recognised entities cover.
-
-    A long query that happens to contain a name is mostly about something the graph
-    cannot see, so its graph votes count less. But where a note the query names (a
-    graph hit at hop 0; `graph_hits` are (path, graph path) pairs) is also near the top
-    of the full-text or vector list, the names are what the query is about and the
-    notes the graph reaches from them are the question's next hop: the graph's votes
-    then count `seed_confirm_boost` instead.
-
-    `answer_notes` are the notes of the kind a who-question asks for (people), when the
-    graph knows them: its votes for other notes count `answer_kind_factor` as much. The
-    meeting a "Who attended X?" reaches, or the company it pitched, is context the graph
-    found on the way, not an answer; a note the text channels rank high keeps their votes.
-    """
-    power = fusion.entity_coverage_power
-    if power <= 0 or not graph_hits:
-        return {}
-    if seed_confirmed(graph_hits, rankings, fusion.seed_confirm_rank):
-        factor = fusion.seed_confirm_boost
-    else:
-        factor = entity_coverage(text, recognized) ** power
-    if not answer_notes:
-        return {"graph": {path: factor for path, _trail in graph_hits}}
-    other = factor * fusion.answer_kind_factor
-    return {"graph": {path: factor if path in answer_notes else other for path, _trail in graph_hits}}
-
-
-def seed_confirmed(
-    graph_hits: Sequence[tuple[str, tuple[str, ...]]], rankings: Mapping[str, Sequence[str]], within: int
-) -> bool:
-    """Whether one of the graph's seed notes (hop 0) is also in another channel's top `within`."""
-    if within <= 0:
-        return False
-    seeds = {path for path, trail in graph_hits if len(trail) == 1}
-    return any(path in seeds for name, ranked in rankings.items() if name != "graph" for path in ranked[:within])
+def _degrade(statuses: dict[ChannelName, ChannelStatus], name: ChannelName, problem: str) -> None:
+    """Mark channel `name` degraded (unless it is unavailable anyway) with what failed."""
+    before = statuses.get(name)
+    if before is not None and before.status != "unavailable":
+        statuses[name] = ChannelStatus("degraded", before.ms, problem)
 
 
 def _degrading(statuses: dict[ChannelName, ChannelStatus], name: ChannelName, work: Callable[[], T], fallback: T) -> T:
@@ -463,7 +382,7 @@ def _degrading(statuses: dict[ChannelName, ChannelStatus], name: ChannelName, wo
         return fallback
 
 
-def _timed(channel: Channel, query: Query, limit: int) -> tuple[ChannelAnswer, float]:
+def _timed(channel: Channel, query: QueryPlan, limit: int) -> tuple[ChannelAnswer, float]:
     started = time.perf_counter()
     answer = channel.search(query, limit)
     return answer, _ms(started)
@@ -473,6 +392,6 @@ def _ms(started: float) -> float:
     return round((time.perf_counter() - started) * 1000.0, 2)
 
 
-def _content_first(terms: tuple[str, ...]) -> tuple[str, ...]:
+def _content_first(terms: tuple[str, ...], stop_words: frozenset[str]) -> tuple[str, ...]:
     """Matched terms with content words before stop words (badges show the first few)."""
-    return tuple(sorted(terms, key=lambda term: term in STOP_WORDS))
+    return tuple(sorted(terms, key=lambda term: term in stop_words))

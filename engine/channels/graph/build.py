@@ -1,0 +1,516 @@
+"""Building the entity graph: each note's contribution (its part), and their sum in vertices and edges.
+
+A note adds edges to the notes it links to and the names and tags it mentions, plus
+co-occurrence edges between what one chunk names; each linked or named note keeps the
+word keys of the sentence that relates them. An edit subtracts a note's old part and
+adds its new one.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+import sys
+from collections import defaultdict
+from collections.abc import Callable, Collection, Iterable, Sequence
+from dataclasses import dataclass, field
+from itertools import pairwise
+from typing import Any
+
+from engine.catalog import Catalog
+from engine.entities import displayed_text, is_title_word, normalize
+from engine.kinds import is_person
+from engine.lexicon import Lexicon
+from engine.query.words import QUERY_WORD, relation_keys
+from engine.records import NoteInfo
+
+# Relation codes, strongest evidence first; an edge keeps its strongest relation.
+LINKS, MENTIONS, TAGGED, COOCCURS = 0, 1, 2, 3
+RELATION_NAMES = {LINKS: "links", MENTIONS: "mentions", TAGGED: "tagged", COOCCURS: "co-occurs"}
+_RELATION_WEIGHT = {LINKS: 3.0, MENTIONS: 1.0, TAGGED: 0.5, COOCCURS: 1.0}
+_MAX_COOCCURRING = 8
+
+_SENTENCE_END = re.compile(r"(?<=[.!?;|])\s+")
+# The most characters of one sentence whose words relate a note to those it names.
+_CONTEXT_CHARS = 1000
+# A sentence of a note's body: (offset of its line, its number in the line or -1 for the
+# whole line, offset of the part read when it is longer than _CONTEXT_CHARS).
+_SentenceId = tuple[int, int, int]
+
+# A context is the word keys of the sentences two notes are related in, as one string
+# " key key key " (sorted): a vault has a hundred thousand such pairs, and a string is a
+# fifth of the memory of a set and loads from the saved graph several times faster.
+Context = str
+
+
+def _context(keys: Iterable[str]) -> Context:
+    return f" {' '.join(sorted(keys))} " if keys else ""
+
+
+def context_has(context: Context, patterns: Sequence[str]) -> bool:
+    """Whether a context holds any of the padded keys " key "."""
+    return any(pattern in context for pattern in patterns)
+
+
+class _Sentences:
+    """The sentences of one note's body that its links and mentions are written in.
+
+    Each line is split into sentences once and each sentence's word keys are read once:
+    a note can hold thousands of links on one line, and splitting and reading the line
+    again for every one of them would be quadratic in the line's length.
+    """
+
+    def __init__(self, body: str, offset: int, lexicon: Lexicon) -> None:
+        self._body = body
+        self._offset = offset
+        self._lexicon = lexicon
+        self._line_starts: list[int] | None = None
+        self._split: dict[int, tuple[str, list[int], list[str]]] = {}
+        self._found: dict[tuple[int, str], int] = {}
+        self._keys: dict[_SentenceId, frozenset[str]] = {}
+
+    def of_link(self, line: int, written: str) -> tuple[_SentenceId, frozenset[str]]:
+        """(sentence id, word keys) of the sentence a link on file line `line` is written in.
+
+        The sentence is the one holding the first occurrence of the written target in
+        that line (the line's first sentence if it is not there); no keys if the line
+        is outside the body.
+        """
+        starts = self._starts()
+        index = line - self._offset - 1
+        if not 0 <= index < len(starts):
+            return (-1, -1, 0), frozenset()
+        line_start = starts[index]
+        text = self._line(line_start)[0]
+        key = (line_start, written)
+        at = self._found.get(key)
+        if at is None:
+            at = self._found[key] = max(0, text.find(written))
+        return self._around(line_start, at)
+
+    def of_mention(self, surface: str) -> tuple[_SentenceId, frozenset[str]]:
+        """(sentence id, word keys) of the sentence a plain-text mention is first written in."""
+        at = self._body.find(surface)
+        if at < 0:
+            return (-1, -1, 0), frozenset()
+        line_start = self._body.rfind("\n", 0, at) + 1
+        return self._around(line_start, at - line_start)
+
+    def _starts(self) -> list[int]:
+        if self._line_starts is None:
+            starts = [0]
+            find = self._body.find
+            newline = find("\n")
+            while newline >= 0:
+                starts.append(newline + 1)
+                newline = find("\n", newline + 1)
+            self._line_starts = starts
+        return self._line_starts
+
+    def _line(self, line_start: int) -> tuple[str, list[int], list[str]]:
+        """The line starting at `line_start`, its sentences' starts, and its sentences."""
+        split = self._split.get(line_start)
+        if split is None:
+            end = self._body.find("\n", line_start)
+            text = self._body[line_start : len(self._body) if end < 0 else end]
+            starts, pieces = [], []
+            begin = 0
+            for match in _SENTENCE_END.finditer(text):
+                starts.append(begin)
+                pieces.append(text[begin : match.start()])
+                begin = match.end()
+            starts.append(begin)
+            pieces.append(text[begin:])
+            split = self._split[line_start] = (text, starts, pieces)
+        return split
+
+    def _around(self, line_start: int, at: int) -> tuple[_SentenceId, frozenset[str]]:
+        text, starts, pieces = self._line(line_start)
+        # The last sentence starting at or before `at`, if `at` is inside it (or just past
+        # its end); else the whole line, as a sentence that no split found.
+        piece = bisect.bisect_right(starts, at) - 1
+        if not (piece >= 0 and at < starts[piece] + len(pieces[piece]) + 1):
+            piece = -1
+        sentence, begin = (pieces[piece], starts[piece]) if piece >= 0 else (text, 0)
+        low = 0
+        if len(sentence) > _CONTEXT_CHARS:
+            # A "sentence" this long is a list (a line of links without full stops): only
+            # the words near the place count, or each of the thousands of notes such a
+            # line links would keep all of its words (their number times its length).
+            low = max(0, min(at - begin - _CONTEXT_CHARS // 2, len(sentence) - _CONTEXT_CHARS))
+        sentence_id = (line_start, piece, low)
+        keys = self._keys.get(sentence_id)
+        if keys is None:
+            if len(sentence) > _CONTEXT_CHARS:
+                sentence = _whole_words(sentence, low, low + _CONTEXT_CHARS)
+            words = QUERY_WORD.findall(displayed_text(sentence))
+            keys = self._keys[sentence_id] = frozenset(relation_keys([w.casefold() for w in words], self._lexicon))
+        return sentence_id, keys
+
+
+def _whole_words(text: str, start: int, end: int) -> str:
+    """text[start:end] without the words the cut splits at either end (words end at spaces)."""
+    if start > 0 and text[start - 1] != " ":
+        space = text.find(" ", start, end)
+        start = end if space < 0 else space
+    if end < len(text) and text[end] != " ":
+        end = max(start, text.rfind(" ", start, end))
+    return text[start:end]
+
+
+def _chunk_finder(chunks: Sequence[tuple[int, int, int]]) -> Callable[[int], int | None]:
+    """A lookup of the first chunk (by position in `chunks`) whose line range holds a line."""
+    ends = [end for _, end, _ in chunks]
+    if all(a[0] <= b[0] and a[1] <= b[1] for a, b in pairwise(chunks)):
+        # Chunks cut in order start and end in order: the first one ending at or after
+        # the line is the only candidate (a scan per link would be links x chunks).
+        def find(line: int) -> int | None:
+            at = bisect.bisect_left(ends, line)
+            if at < len(chunks) and chunks[at][0] <= line:
+                return chunks[at][2]
+            return None
+
+        return find
+
+    def scan(line: int) -> int | None:
+        return next((ordinal for start, end, ordinal in chunks if start <= line <= end), None)
+
+    return scan
+
+
+@dataclass(frozen=True)
+class Vertex:
+    key: str
+    label: str
+    kind: str
+    path: str | None
+
+
+# Weight of one occurrence per relation code (a co-occurrence counts half).
+_UNIT_WEIGHT = (_RELATION_WEIGHT[LINKS], _RELATION_WEIGHT[MENTIONS], _RELATION_WEIGHT[TAGGED], 0.5 * _RELATION_WEIGHT[COOCCURS])
+# An update touching more than this share of the notes rebuilds from scratch.
+INCREMENTAL_SHARE = 0.05
+
+
+@dataclass
+class Part:
+    """One note's contribution to the graph, in vertex keys (so independent of vertex numbering)."""
+
+    title: str
+    aliases: tuple[str, ...]
+    person: bool
+    edges: dict[tuple[str, str, int], int]  # (key, key, relation code) with the keys in order → occurrences
+    surfaces: dict[tuple[str, str], int]  # (tag or name vertex key, surface as written) → occurrences
+    link_dirs: frozenset[str]  # keys of the notes this note links to
+    contexts: dict[str, Context]  # linked or named note key → word keys of the sentences it is in
+
+
+@dataclass
+class NoteRows:
+    """The catalog rows of one note the graph is built from."""
+
+    mentions: list[tuple[int, str]] = field(default_factory=list)
+    chunks: list[tuple[int, int, int]] = field(default_factory=list)
+    links: list[tuple[str, int, str]] = field(default_factory=list)
+
+
+_QUALIFIER = re.compile(r"^(?P<name>.*\S)\s+\([^()]+\)$")
+
+
+def without_qualifier(title: str) -> str:
+    """A title's name without a trailing parenthesised qualifier ("" if it has none)."""
+    found = _QUALIFIER.match(title.strip())
+    return found.group("name") if found else ""
+
+
+def note_rows(catalog: Catalog, paths: Collection[str] | None) -> dict[str, NoteRows]:
+    """Mentions, chunk line ranges and resolved links of all notes (or some), in written order."""
+    rows: defaultdict[str, NoteRows] = defaultdict(NoteRows)
+    for path, ordinal, surface in catalog.mentions_of(paths):
+        rows[path].mentions.append((ordinal, surface))
+    for path, ordinal, start, end in catalog.chunk_lines_of(paths):
+        rows[path].chunks.append((start, end, ordinal))
+    for source, target, line, written in catalog.resolved_links_of(paths):
+        rows[source].links.append((target, line, written))
+    return rows
+
+
+def note_part(
+    info: NoteInfo,
+    rows: NoteRows,
+    load_body: Callable[[], tuple[str, int] | None],
+    name_to_note: dict[str, str],
+    notes: Collection[str],
+    min_name_len: int,
+    title_words: bool,
+    lexicon: Lexicon,
+) -> Part:
+    """What one note adds: tag, mention, link and co-occurrence edges, names, link contexts.
+
+    `load_body` reads the note's text (and its line offset); it is called at most once,
+    and only for a note that links to or names another note: the sentences say how.
+    """
+    me = sys.intern(f"note:{info.path}")  # one object per key: less memory, a smaller saved graph
+    edges: dict[tuple[str, str, int], int] = {}
+    surfaces: dict[tuple[str, str], int] = {}
+    loaded: list[_Sentences | None] = []
+
+    def sentences() -> _Sentences | None:
+        if not loaded:
+            body = load_body()
+            loaded.append(None if body is None else _Sentences(body[0], body[1], lexicon))
+        return loaded[0]
+
+    def connect(a: str, b: str, rel: int) -> None:
+        if a != b:
+            edge = (a, b, rel) if a < b else (b, a, rel)
+            edges[edge] = edges.get(edge, 0) + 1
+
+    for tag in info.tags:
+        clean = tag.lstrip("#")
+        key = sys.intern(f"tag:{clean.lower()}")
+        surfaces[(key, clean)] = surfaces.get((key, clean), 0) + 1
+        connect(me, key, TAGGED)
+    # Entities per chunk: names mentioned and notes linked, for co-occurrence.
+    chunk_entities: defaultdict[int, list[str]] = defaultdict(list)
+    contexts: defaultdict[str, set[str]] = defaultdict(set)
+    contexted: set[str] = set()
+    contexted_sentences: set[tuple[str, _SentenceId]] = set()
+
+    def add_context(key: str, sentence_id: _SentenceId, keys: frozenset[str]) -> None:
+        # Many links to one note in one sentence add that sentence's keys once.
+        if keys and (key, sentence_id) not in contexted_sentences:
+            contexted_sentences.add((key, sentence_id))
+            contexts[key].update(keys)
+
+    for ordinal, surface in rows.mentions:
+        normal = normalize(surface)
+        if len(normal) < min_name_len:
+            continue
+        named = name_to_note.get(normal)
+        if named is None:
+            if is_title_word(surface):
+                continue  # a lone capitalised word counts only as a note's title
+            named = sys.intern(f"name:{normal}")
+            surfaces[(named, surface)] = surfaces.get((named, surface), 0) + 1
+        elif not title_words and is_title_word(surface):
+            continue
+        connect(me, named, MENTIONS)
+        chunk_entities[ordinal].append(named)
+        if named.startswith("note:") and surface not in contexted:
+            # "Victor Jackson rounded out the attendee list": a note named in plain text
+            # is related to this one as the sentence says, as a link would be.
+            contexted.add(surface)
+            found = sentences()
+            if found is not None:
+                add_context(named, *found.of_mention(surface))
+    found = sentences() if rows.links else None
+    chunk_of = _chunk_finder(rows.chunks)
+    link_dirs: set[str] = set()
+    for target, line, written in rows.links:
+        if target == info.path or target not in notes:
+            continue
+        other = sys.intern(f"note:{target}")
+        connect(me, other, LINKS)
+        link_dirs.add(other)
+        linked_from = chunk_of(line)
+        if linked_from is not None:
+            chunk_entities[linked_from].append(other)
+        if found is not None:
+            add_context(other, *found.of_link(line, written))
+    for members in chunk_entities.values():
+        unique = list(dict.fromkeys(members))[:_MAX_COOCCURRING]
+        for i, a in enumerate(unique):
+            for b in unique[i + 1 :]:
+                connect(a, b, COOCCURS)
+    return Part(
+        title=info.title,
+        aliases=info.aliases,
+        person=is_person(info.path, info.tags, lexicon),
+        edges=edges,
+        surfaces=surfaces,
+        link_dirs=frozenset(link_dirs),
+        contexts={k: _context(v) for k, v in contexts.items()},
+    )
+
+
+def _label(key: str, surfaces: Collection[str]) -> str:
+    """A tag's or name's label: its first spelling in sort order (any order-free choice would do)."""
+    first = min(surfaces)
+    return f"#{first}" if key.startswith("tag:") else first
+
+
+def key_entries(key: str, spelled: Collection[str]) -> list[tuple[str, str]]:
+    """The dictionary entries of a tag or name key with these spellings (as `Build.entries`)."""
+    if not spelled:
+        return []
+    if key.startswith("tag:"):
+        return [(surface, key) for surface in sorted(spelled)]
+    return [(_label(key, spelled), key)]
+
+
+class Build:
+    """Every note's part and their sum, numbered into vertices: the writer's side of the channel."""
+
+    def __init__(self, infos: Sequence[NoteInfo]) -> None:
+        self.parts: dict[str, Part] = {}
+        self.keys: list[str] = []
+        self.ids: dict[str, int] = {}
+        self.titles: dict[str, str] = {}
+        self.name_to_note: dict[str, str] = {}
+        self.note_entries: list[tuple[str, str]] = []
+        short: list[tuple[str, str]] = []
+        for info in infos:
+            key = sys.intern(f"note:{info.path}")
+            self.vertex(key)
+            self.titles[key] = info.title
+            for surface in (info.title, *info.aliases):
+                self.note_entries.append((surface, key))
+                self.name_to_note.setdefault(normalize(surface), key)
+                bare = without_qualifier(surface)
+                if bare:
+                    short.append((bare, key))
+        # "Mercury (planet)" is asked about as "Mercury": a query naming the bare name names
+        # the note too (beside whatever else is called that). Text that writes "Mercury" is
+        # not taken to mean the planet: a vault's other "Mercury" mentions keep their own vertex.
+        for bare, key in short:
+            self.note_entries.append((bare, key))
+        self.units: dict[tuple[int, int], list[int]] = {}
+        self.surfaces: dict[str, dict[str, int]] = {}
+        self.link_dirs: set[tuple[int, int]] = set()
+        self.contexts: dict[tuple[int, int], Context] = {}
+        self.people: set[str] = set()
+        # The summed edges as parallel lists (igraph's edge numbering) and each edge's place.
+        self.ends: list[tuple[int, int]] = []
+        self.weights: list[float] = []
+        self.relations: list[int] = []
+        self.position: dict[tuple[int, int], int] = {}
+
+    def vertex(self, key: str) -> int:
+        """The number of a vertex key, allocating one for a new key (numbers are never reused)."""
+        found = self.ids.get(key)
+        if found is None:
+            found = self.ids[key] = len(self.keys)
+            self.keys.append(key)
+        return found
+
+    def apply(self, path: str, part: Part, sign: int, edges: set[tuple[int, int]], names: set[str]) -> None:
+        """Add (sign 1) or subtract (sign -1) a note's part; collect the edges and names it touches."""
+        ids, vertex, sums = self.ids, self.vertex, self.units
+        for (a, b, rel), count in part.edges.items():
+            ia = ids.get(a)
+            if ia is None:
+                ia = vertex(a)
+            ib = ids.get(b)
+            if ib is None:
+                ib = vertex(b)
+            edge = (ia, ib) if ia < ib else (ib, ia)
+            units = sums.get(edge)
+            if units is None:
+                units = sums[edge] = [0, 0, 0, 0]
+            units[rel] += sign * count
+            edges.add(edge)
+        for (key, surface), count in part.surfaces.items():
+            spelled = self.surfaces.get(key)
+            if spelled is None:
+                spelled = self.surfaces[key] = {}
+            left = spelled.get(surface, 0) + sign * count
+            if left > 0:
+                spelled[surface] = left
+            else:
+                spelled.pop(surface, None)
+            names.add(key)
+        me = self.vertex(f"note:{path}")
+        for other in part.link_dirs:
+            if sign > 0:
+                self.link_dirs.add((me, self.vertex(other)))
+            else:
+                self.link_dirs.discard((me, self.vertex(other)))
+        if part.person and sign > 0:
+            self.people.add(path)
+        elif sign < 0:
+            self.people.discard(path)
+
+    def context(self, a: str, b: str) -> Context:
+        """Word keys of the sentences that link notes `a` and `b` (keys), either way."""
+        part_a, part_b = self.parts.get(a[5:]), self.parts.get(b[5:])
+        keys = part_a.contexts.get(b, "") if part_a else ""
+        other = part_b.contexts.get(a, "") if part_b else ""
+        # One side's string is shared, not copied: most pairs are written about from one side.
+        return _context(set(keys.split()) | set(other.split())) if keys and other else (keys or other)
+
+    def set_context(self, a: str, b: str) -> None:
+        """Recompute the context of one linked pair from both notes' parts."""
+        ia, ib = self.ids[a], self.ids[b]
+        edge = (ia, ib) if ia < ib else (ib, ia)
+        keys = self.context(a, b)
+        if keys:
+            self.contexts[edge] = keys
+        else:
+            self.contexts.pop(edge, None)
+
+    def entries(self) -> list[tuple[str, str]]:
+        """Dictionary entries in a fixed order: note names (by path), then tags, then names (by key)."""
+        out = list(self.note_entries)
+        for kind in ("tag:", "name:"):
+            for key in sorted(k for k in self.surfaces if k.startswith(kind)):
+                out.extend(key_entries(key, self.surfaces[key]))
+        return out
+
+    def vertex_record(self, key: str) -> Vertex:
+        """The search-side vertex of a key (labels of tags and names follow their spellings)."""
+        kind, _, rest = key.partition(":")
+        if kind == "note":
+            return Vertex(key, self.titles[key], "note", rest)
+        spelled = self.surfaces.get(key)
+        return Vertex(key, _label(key, spelled) if spelled else rest, kind, None)
+
+    def settle_all(self) -> None:
+        """Lay out every summed edge in the lists anew (a full build)."""
+        self.units = {edge: units for edge, units in self.units.items() if any(units)}
+        self.ends = list(self.units)
+        self.position = {edge: at for at, edge in enumerate(self.ends)}
+        w0, w1, w2, w3 = _UNIT_WEIGHT
+        sums = self.units.values()
+        self.weights = [u[0] * w0 + u[1] * w1 + u[2] * w2 + u[3] * w3 for u in sums]
+        self.relations = [0 if u[0] else 1 if u[1] else 2 if u[2] else 3 for u in sums]
+
+    def settle(self, edges: Iterable[tuple[int, int]]) -> None:
+        """Bring the edge lists in line with the sums of some edges (empty ones are dropped)."""
+        ends, weights, relations, position = self.ends, self.weights, self.relations, self.position
+        for edge in edges:
+            units = self.units.get(edge)
+            at = position.get(edge)
+            if units is None or not any(units):
+                self.units.pop(edge, None)
+                if at is not None:
+                    del position[edge]
+                    last = len(ends) - 1
+                    if at != last:  # the last edge fills the gap
+                        ends[at], weights[at], relations[at] = ends[last], weights[last], relations[last]
+                        position[ends[at]] = at
+                    ends.pop()
+                    weights.pop()
+                    relations.pop()
+                continue
+            weight = (
+                units[0] * _UNIT_WEIGHT[0]
+                + units[1] * _UNIT_WEIGHT[1]
+                + units[2] * _UNIT_WEIGHT[2]
+                + units[3] * _UNIT_WEIGHT[3]
+            )
+            relation = next(rel for rel, count in enumerate(units) if count)
+            if at is None:
+                position[edge] = len(ends)
+                ends.append(edge)
+                weights.append(weight)
+                relations.append(relation)
+            else:
+                weights[at], relations[at] = weight, relation
+
+    def graph(self) -> Any:
+        """An igraph of the summed edges (their attributes stay in the lists)."""
+        import igraph
+
+        return igraph.Graph(n=len(self.keys), edges=self.ends, directed=False)
+

@@ -1,0 +1,307 @@
+"""The entity-graph channel: builds and patches the graph (build), searches it (walk), keeps it (store)."""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Collection, Sequence
+from pathlib import Path
+from typing import Any
+
+from engine.catalog import Catalog
+from engine.channels.base import ChannelAnswer
+from engine.channels.graph import store, walk
+from engine.channels.graph.build import (
+    INCREMENTAL_SHARE,
+    Build,
+    NoteRows,
+    Part,
+    Vertex,
+    key_entries,
+    note_part,
+    note_rows,
+)
+from engine.config import GraphConfig
+from engine.entities import EntityDictionary, EntityMatch
+from engine.lexicon import Lexicon
+from engine.lexicon.en import ENGLISH
+from engine.query import QueryPlan
+from engine.records import ChannelName, Neighbor, NoteInfo
+
+
+class GraphChannel:
+    """Notes ranked by weighted, hop-decayed proximity to the entities a query names."""
+
+    name: ChannelName = "graph"
+
+    def __init__(self, config: GraphConfig, path: Path | None = None, lexicon: Lexicon = ENGLISH) -> None:
+        self._config = config
+        self._path = path
+        self._lexicon = lexicon
+        self._generation = -1  # the catalog generation the graph reflects
+        self._saved_generation = -1  # the generation written to `path`
+        self._rebuilt = False  # whether the last change was a rebuild (worth saving at once)
+        self.origin = "empty"  # "saved" (loaded from `path`) or "built" (from the catalog)
+        self._lock = threading.RLock()
+        self._build_lock = threading.Lock()
+        self._build: Build | None = None
+        self._snapshot: walk.Snapshot | None = None
+        self._note_count = 0
+
+    # -- building -------------------------------------------------------------------
+    def rebuild(self, catalog: Catalog) -> None:
+        """Build every note's part from catalog rows in bulk and sum them into the graph."""
+        with self._build_lock:
+            self._rebuild(catalog)
+
+    def _part(self, catalog: Catalog, info: NoteInfo, rows: NoteRows, build: Build, notes: Collection[str]) -> Part:
+        config = self._config
+        return note_part(
+            info,
+            rows,
+            functools.partial(catalog.note_body, info.path),
+            build.name_to_note,
+            notes,
+            config.min_name_len,
+            config.title_words,
+            self._lexicon,
+        )
+
+    def _rebuild(self, catalog: Catalog) -> None:
+        """Build from scratch (the caller holds the build lock)."""
+        infos = catalog.note_infos()
+        build = Build(infos)
+        notes = {info.path for info in infos}
+        rows = note_rows(catalog, None)
+        for info in infos:
+            part = self._part(catalog, info, rows.get(info.path) or NoteRows(), build, notes)
+            build.parts[info.path] = part
+            build.apply(info.path, part, 1, set(), set())
+        for path, part in build.parts.items():
+            for other in part.contexts:
+                build.set_context(f"note:{path}", other)
+        build.settle_all()
+        vertices = [build.vertex_record(key) for key in build.keys]
+        index = {key: i for i, key in enumerate(build.keys) if key.startswith("note:") or build.surfaces.get(key)}
+        self._build = build
+        self._publish(build.graph(), vertices, index, EntityDictionary(build.entries()))
+        self._generation = catalog.generation
+        self._rebuilt = True
+        self.origin = "built"
+
+    def update(self, catalog: Catalog, changed: Collection[str], removed: Collection[str]) -> None:
+        """Subtract the changed notes' old parts and add their new ones; rebuild when names move.
+
+        A note added, removed or renamed (title or aliases) changes which note every
+        mention in the vault names, and many changed notes are cheaper in bulk.
+        """
+        with self._build_lock:
+            build = self._build
+            if build is not None and not changed and not removed:
+                self._generation = catalog.generation
+                return
+            if build is None or removed or len(changed) > max(1.0, INCREMENTAL_SHARE * len(build.parts)):
+                self._rebuild(catalog)
+                return
+            infos = [catalog.note_info(path) for path in dict.fromkeys(changed)]
+            known = [info for info in infos if info is not None and info.path in build.parts]
+            if len(known) < len(infos) or any(
+                (build.parts[info.path].title, build.parts[info.path].aliases) != (info.title, info.aliases)
+                for info in known
+            ):
+                self._rebuild(catalog)
+                return
+            self._patch(catalog, build, known)
+            self._generation = catalog.generation
+            self._rebuilt = False
+
+    def _patch(self, catalog: Catalog, build: Build, infos: list[NoteInfo]) -> None:
+        """Replace some notes' parts in the sums and publish the patched graph."""
+        rows = note_rows(catalog, [info.path for info in infos])
+        edges: set[tuple[int, int]] = set()
+        names: set[str] = set()
+        pairs: set[tuple[str, str]] = set()
+        spellings_before: dict[str, frozenset[str]] = {}
+        links_changed = people_changed = False
+        for info in infos:
+            part = self._part(catalog, info, rows.get(info.path) or NoteRows(), build, build.parts)
+            old = build.parts[info.path]
+            for key, _surface in (*old.surfaces, *part.surfaces):
+                spellings_before.setdefault(key, frozenset(build.surfaces.get(key, ())))
+            build.apply(info.path, old, -1, edges, names)
+            build.parts[info.path] = part
+            build.apply(info.path, part, 1, edges, names)
+            me = f"note:{info.path}"
+            pairs.update((me, other) for other in (*old.contexts, *part.contexts))
+            links_changed = links_changed or old.link_dirs != part.link_dirs
+            people_changed = people_changed or old.person != part.person
+        # Searches hold the published lists and contexts: change copies.
+        build.ends, build.weights, build.relations = list(build.ends), list(build.weights), list(build.relations)
+        build.settle(edges)
+        if pairs:
+            build.contexts = dict(build.contexts)
+            for a, b in pairs:
+                build.set_context(a, b)
+        with self._lock:
+            snapshot = self._snapshot
+        vertices = list(snapshot.vertices) if snapshot else []
+        vertices.extend(build.vertex_record(key) for key in build.keys[len(vertices) :])
+        index = dict(snapshot.index) if snapshot else {}
+        dictionary = snapshot.dictionary if snapshot else EntityDictionary([])
+        for key in names:
+            vertices[build.ids[key]] = build.vertex_record(key)
+            if build.surfaces.get(key):
+                index[key] = build.ids[key]
+            else:
+                index.pop(key, None)
+                build.surfaces.pop(key, None)
+        removed: list[tuple[str, str]] = []
+        added: list[tuple[str, str]] = []
+        for key, before in sorted(spellings_before.items()):
+            after = frozenset(build.surfaces.get(key, ()))
+            if after != before:
+                removed.extend(key_entries(key, before))
+                added.extend(key_entries(key, after))
+        if removed or added:
+            dictionary = dictionary.updated(added, removed)  # a new name: no full rebuild
+        touched = {v for edge in edges for v in edge}
+        tops = snapshot.cache.tops if snapshot else {}
+        kept = {v: top for v, top in tuple(tops.items()) if v not in touched}
+        self._publish(build.graph(), vertices, index, dictionary, links=links_changed, people=people_changed, tops=kept)
+
+    def _publish(
+        self,
+        graph: Any,
+        vertices: list[Vertex],
+        index: dict[str, int],
+        dictionary: EntityDictionary,
+        *,
+        links: bool = True,
+        people: bool = True,
+        tops: dict[int, list[tuple[int, float, int]]] | None = None,
+    ) -> None:
+        """Swap in a built graph; the link and people sums are copied only if they changed."""
+        build = self._build
+        assert build is not None
+        cache = walk.NeighborCache(graph, vertices, build.ends, build.weights, build.relations)
+        cache.tops = tops or {}
+        before = self._snapshot
+        link_dirs = set(build.link_dirs) if links or before is None else before.link_dirs
+        linked = frozenset(v for edge in link_dirs for v in edge) if links or before is None else before.linked
+        snapshot = walk.Snapshot(
+            cache=cache,
+            index=index,
+            dictionary=dictionary,
+            link_dirs=link_dirs,
+            contexts=build.contexts,
+            linked=linked,
+            people=frozenset(build.people) if people or before is None else before.people,
+        )
+        with self._lock:
+            self._snapshot = snapshot
+            self._note_count = len(build.parts)
+
+    # -- searching ------------------------------------------------------------------
+    def entity_matches(self, text: str) -> Sequence[EntityMatch]:
+        """The vault's entities named in `text` (the query planner's recognizer)."""
+        with self._lock:
+            snapshot = self._snapshot
+        if snapshot is None:
+            return []
+        return snapshot.dictionary.recognize(text, lexicon=self._lexicon)
+
+    def recognize(self, text: str) -> list[tuple[str, tuple[str, ...]]]:
+        """Entities named in `text`: (surface, entity keys)."""
+        return [(m.surface, m.entity_ids) for m in self.entity_matches(text)]
+
+    def search(self, query: QueryPlan, limit: int) -> ChannelAnswer:
+        """Expand 1-2 hops from the entities the plan names; rank notes by decayed proximity."""
+        with self._lock:
+            snapshot = self._snapshot
+        if snapshot is None or query.is_empty:
+            return ChannelAnswer(hits=())
+        return walk.search(snapshot, query, limit, self._config)
+
+    def neighbors(self, path: str, limit: int = 20) -> list[Neighbor]:
+        """A note's strongest neighbors in the graph."""
+        with self._lock:
+            snapshot = self._snapshot
+        return [] if snapshot is None else walk.neighbors(snapshot, path, limit, self._config)
+
+    # -- lifecycle ------------------------------------------------------------------
+    def entity_count(self) -> int:
+        """Vertices in the graph (a name no note mentions any more is not counted)."""
+        with self._lock:
+            return len(self._snapshot.index) if self._snapshot else 0
+
+    def open(self, catalog: Catalog) -> str:
+        """Load the saved graph if it reflects the catalog as it is now, else build it.
+
+        Returns:
+            Why a saved graph could not be used, when it was damaged ("" otherwise:
+            a missing or out-of-date file is simply rebuilt).
+        """
+        with self._build_lock:
+            problem = ""
+            try:
+                if self._load(catalog.generation):
+                    return ""
+            except Exception as exc:  # a damaged pickle raises assorted errors
+                problem = f"saved graph unreadable ({type(exc).__name__}: {exc}); rebuilt from the catalog"
+            self._rebuild(catalog)
+            return problem
+
+    def _load(self, generation: int) -> bool:
+        """Publish the saved graph if its stamp matches; False when absent or stale."""
+        if self._path is None:
+            return False
+        saved = store.load(self._path, self._stamp(generation))
+        if saved is None:
+            return False
+        build, vertices, index, dictionary = saved
+        self._build = build
+        self._snapshot = None
+        self._publish(build.graph(), vertices, index, dictionary)
+        self._generation = self._saved_generation = generation
+        self._rebuilt = False
+        self.origin = "saved"
+        return True
+
+    def _stamp(self, generation: int) -> dict[str, object]:
+        return {
+            "format": store.SAVED_FORMAT,
+            "generation": generation,
+            "config": repr(self._config),
+            "language": self._lexicon.language,
+        }
+
+    def save(self, *, only_rebuilt: bool = False) -> None:
+        """Write the graph next to the index (atomically) if it changed since it was written.
+
+        Args:
+            only_rebuilt: write only if the last change was a full rebuild; an
+                incremental update is cheap to redo and is saved at close.
+        """
+        with self._build_lock:
+            build = self._build
+            if self._path is None or build is None or self._generation == self._saved_generation:
+                return
+            if only_rebuilt and not self._rebuilt:
+                return
+            with self._lock:
+                snapshot = self._snapshot
+            if snapshot is None:
+                return
+            store.save(self._path, self._stamp(self._generation), (build, snapshot.vertices, snapshot.index, snapshot.dictionary))
+            self._saved_generation = self._generation
+
+    def count(self) -> int:
+        """Notes in the graph."""
+        with self._lock:
+            return self._note_count
+
+    def close(self) -> None:
+        """Drop the graph."""
+        with self._lock:
+            self._snapshot = None
+            self._build = None

@@ -1,0 +1,224 @@
+"""Searching the entity graph: walk 1-2 hops from the entities a query names, rank notes by proximity."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+from engine.channels.base import ChannelAnswer
+from engine.channels.graph.build import LINKS, RELATION_NAMES, Context, Vertex, context_has
+from engine.config import GraphConfig
+from engine.entities import EntityDictionary
+from engine.query import QueryPlan
+from engine.records import ChannelHit, Neighbor
+
+__all__ = ["NeighborCache", "Snapshot", "neighbors", "search"]
+
+_MEMO_EXPANSIONS = 2048
+# A name shared by more entities than this spreads thinly: its seeds walk one hop.
+_AMBIGUOUS_NAME = 3
+# What a who-question's walk keeps of a vote through, or for, a note that is not a person.
+_NOT_PERSON = 0.25
+
+
+@dataclass
+class _Reach:
+    score: float
+    hops: int
+    path: tuple[int, ...]
+    relation: int
+
+
+class NeighborCache:
+    """One graph with its edge attributes as plain lists, and the top neighbors computed so far."""
+
+    def __init__(
+        self,
+        graph: Any,
+        vertices: list[Vertex],
+        ends: list[tuple[int, int]],
+        weights: list[float],
+        relations: list[int],
+    ) -> None:
+        self.graph = graph
+        self.vertices = vertices
+        self.ends = ends
+        self.weights = weights
+        self.relations = relations
+        self.tops: dict[int, list[tuple[int, float, int]]] = {}
+        # Expansions already walked, by (seed, relation words): typing repeats them.
+        self.reaches: dict[tuple[int, frozenset[str], int], dict[int, _Reach]] = {}
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Everything a search reads, published at once so a search never sees half an update."""
+
+    cache: NeighborCache
+    index: dict[str, int]  # vertex key → vertex, for keys a note or a spelling still holds
+    dictionary: EntityDictionary
+    link_dirs: set[tuple[int, int]]  # (linking vertex, linked vertex)
+    contexts: dict[tuple[int, int], Context]
+    linked: frozenset[int]  # vertices with a written link
+    people: frozenset[str]  # paths of the notes the vault files as people
+
+    @property
+    def vertices(self) -> list[Vertex]:
+        """The graph's vertices by number."""
+        return self.cache.vertices
+
+
+def search(snapshot: Snapshot, plan: QueryPlan, limit: int, config: GraphConfig) -> ChannelAnswer:
+    """Expand 1-2 hops from the plan's entities; rank notes by decayed proximity."""
+    vertices, index, people = snapshot.vertices, snapshot.index, snapshot.people
+    seeds: list[tuple[int, float, int]] = []
+    recognized: list[str] = []
+    for match in plan.entities:
+        ids = [index[k] for k in match.entity_ids if k in index]
+        if not ids:
+            continue
+        recognized.append(match.surface)
+        share = 1.0 / len(ids)  # an ambiguous name spreads its weight
+        # ... and walks one hop: its second hop is many vertices each worth little.
+        hops = config.max_hops if len(ids) <= _AMBIGUOUS_NAME else 1
+        seeds.extend((v, share, hops) for v in ids)
+    if not seeds:
+        return ChannelAnswer(hits=())
+    # "Who attended X?" asks for X's people, not for X: the named notes are not answers.
+    # Only where the named note's relations are written as links; co-occurrence is too
+    # loose to say the note itself is not what was asked for.
+    answers_are_neighbors = plan.relation.about_one and any(v in snapshot.linked for v, _, _ in seeds)
+    # The query's other words name the relation ("invested", "advises"); links written
+    # in a sentence that says so are the ones asked about.
+    relation_keys = plan.relation.keys
+    totals: dict[int, float] = defaultdict(float)
+    best: dict[int, _Reach] = {}
+    # A who-question's answers are people; a walk that passes through anything else (the
+    # company a meeting links to) reaches that thing's people, and steps back with it.
+    by_people = answers_are_neighbors and bool(people)
+    for seed, seed_weight, hops in seeds:
+        for v, reach in expand(snapshot.cache, config, seed, snapshot.contexts, relation_keys, hops).items():
+            if answers_are_neighbors and reach.hops == 0:
+                continue
+            score = reach.score
+            if by_people:
+                for via in reach.path[1:-1]:
+                    if vertices[via].path not in people:
+                        score *= _NOT_PERSON
+            totals[v] += seed_weight * score
+            if v not in best or reach.score > best[v].score:
+                best[v] = reach
+    note_hits = [(v, score) for v, score in totals.items() if vertices[v].kind == "note" and score > 0]
+    if by_people:
+        # A who-question is answered by people: where the vault says which notes are
+        # people (a People/ folder, a #person tag), other notes step back.
+        note_hits = [
+            (v, score if vertices[v].path in people else score * _NOT_PERSON) for v, score in note_hits
+        ]
+    note_hits.sort(key=lambda item: (-item[1], vertices[item[0]].path or ""))
+    hits: list[ChannelHit] = []
+    for rank, (v, score) in enumerate(note_hits[:limit], start=1):
+        reach = best[v]
+        labels = tuple(vertices[p].label for p in reach.path)
+        relation = None
+        if reach.hops:
+            a, b = reach.path[-2], reach.path[-1]
+            relation = RELATION_NAMES[reach.relation]
+            if reach.relation == LINKS:
+                relation = "links to" if (a, b) in snapshot.link_dirs else "linked from"
+        hits.append(
+            ChannelHit(path=str(vertices[v].path), score=round(score, 6), rank=rank, graph_path=labels, graph_relation=relation)
+        )
+    expanded = tuple(
+        dict.fromkeys(
+            vertices[v].label for v, reach in sorted(best.items(), key=lambda kv: -kv[1].score) if reach.hops == 1
+        )
+    )[:20]
+    return ChannelAnswer(
+        hits=tuple(hits),
+        recognized=tuple(recognized),
+        expanded=expanded,
+        answer_notes=people if answers_are_neighbors else frozenset(),
+    )
+
+
+def expand(
+    cache: NeighborCache,
+    config: GraphConfig,
+    seed: int,
+    contexts: dict[tuple[int, int], Context] | None = None,
+    relation_keys: frozenset[str] = frozenset(),
+    max_hops: int | None = None,
+) -> dict[int, _Reach]:
+    """Best reach of every vertex within max_hops of `seed`; edges whose link context names the relation count more."""
+    hops = config.max_hops if max_hops is None else max_hops
+    memo = (seed, relation_keys, hops)
+    known_reach = cache.reaches.get(memo)
+    if known_reach is not None:
+        return known_reach
+    patterns = tuple(f" {key} " for key in sorted(relation_keys))
+    reached: dict[int, _Reach] = {seed: _Reach(1.0, 0, (seed,), LINKS)}
+    frontier = [seed]
+    for hop in range(1, hops + 1):
+        next_frontier: list[int] = []
+        for u in frontier:
+            base = reached[u]
+            for v, rel_weight, relation in top_neighbors(cache, config, u):
+                score = base.score * config.hop_decay * rel_weight
+                if relation_keys and contexts:
+                    context = contexts.get((u, v) if u < v else (v, u))
+                    if context and context_has(context, patterns):
+                        score *= 1.0 + config.relation_boost
+                known = reached.get(v)
+                if known is None or (score > known.score and known.hops >= hop):
+                    if known is None:
+                        next_frontier.append(v)
+                    reached[v] = _Reach(score, hop, (*base.path, v), relation)
+        frontier = next_frontier
+    if len(cache.reaches) >= _MEMO_EXPANSIONS:
+        cache.reaches.clear()
+    cache.reaches[memo] = reached
+    return reached
+
+
+def top_neighbors(cache: NeighborCache, config: GraphConfig, vertex: int) -> list[tuple[int, float, int]]:
+    """The strongest neighbors with weights relative to the strongest (hub control).
+
+    Memoised per graph: typing re-expands the same hubs on every keystroke.
+    """
+    found = cache.tops.get(vertex)
+    if found is not None:
+        return found
+    edges = cache.graph.incident(vertex)
+    if not edges:
+        cache.tops[vertex] = []
+        return []
+    weights, relations, ends, vertices = cache.weights, cache.relations, cache.ends, cache.vertices
+    # Equal weights are ordered by the neighbor's key, so the order does not depend on
+    # how the graph was numbered (a patched graph numbers differently from a fresh one).
+    weighted = sorted(
+        (-weights[e], vertices[ends[e][1] if ends[e][0] == vertex else ends[e][0]].key, e) for e in edges
+    )[: config.max_neighbors]
+    top = -weighted[0][0]
+    # A hub's neighbors each count for less: scale by 1/sqrt(degree).
+    hub = 1.0 / max(1.0, (len(edges) / config.max_neighbors) ** 0.5)
+    out = []
+    for weight, _key, e in weighted:
+        source, target = ends[e]
+        other = target if source == vertex else source
+        out.append((other, hub * -weight / top, int(relations[e])))
+    cache.tops[vertex] = out
+    return out
+
+
+def neighbors(snapshot: Snapshot, path: str, limit: int, config: GraphConfig) -> list[Neighbor]:
+    """A note's strongest neighbors in the graph."""
+    v = snapshot.index.get(f"note:{path}")
+    if v is None:
+        return []
+    out = []
+    for other, weight, _rel in top_neighbors(snapshot.cache, config, v)[:limit]:
+        vert = snapshot.vertices[other]
+        out.append(Neighbor(name=vert.label, kind=vert.kind, weight=round(weight, 4), path=vert.path))
+    return out

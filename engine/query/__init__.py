@@ -1,0 +1,8 @@
+"""Query understanding: what the user typed, read once into a plan that every channel and fusion use."""
+
+from __future__ import annotations
+
+from engine.query.parse import MAX_QUERY_CHARS, Query, parse_query
+from engine.query.plan import NO_RELATION, Planner, QueryPlan, RelationQuestion
+
+__all__ = ["MAX_QUERY_CHARS", "NO_RELATION", "Planner", "Query", "QueryPlan", "RelationQuestion", "parse_query"]

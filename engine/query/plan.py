@@ -1,0 +1,195 @@
+"""The query plan: everything the engine reads from a query, computed once per query.
+
+Channels and fusion read the plan and never look at the query's words themselves:
+its index terms (stems), the word still being typed, the entities the vault knows
+that it names, whether it asks a who-question about one entity's relations and which
+words name the relation, and the kind of note it asks for. Every word list comes
+from the lexicon of the configured language (engine/lexicon/).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from engine.entities import EntityMatch
+from engine.kinds import NoteKinds
+from engine.lexicon import Lexicon
+from engine.lexicon.en import ENGLISH
+from engine.query.parse import Query, parse_query
+from engine.query.words import QUERY_WORD, relation_keys
+from engine.records import NO_KIND, AskedKind, ChannelName
+
+__all__ = ["NO_RELATION", "Planner", "QueryPlan", "RelationQuestion", "query_stems"]
+
+log = logging.getLogger("cairn.query")
+
+Stemmer = Callable[[str], list[str]]
+Recognizer = Callable[[str], Sequence[EntityMatch]]
+
+
+@dataclass(frozen=True)
+class RelationQuestion:
+    """A who-question about one named entity that says which relation it asks for.
+
+    "Who advises Orbit Labs?" asks for the notes related to Orbit Labs, not for Orbit
+    Labs; `keys` are the relation words' keys ("advis"), which weigh the links written
+    in a sentence that says so.
+    """
+
+    about_one: bool = False
+    keys: frozenset[str] = frozenset()
+
+
+NO_RELATION = RelationQuestion()
+
+
+@dataclass(frozen=True)
+class QueryPlan(Query):
+    """A parsed query and what the engine understood of it (see the module docstring)."""
+
+    stems: tuple[str, ...] = ()
+    # Stems that are not stop words (all stems if every one is): what evidence speaks of.
+    content: tuple[str, ...] = ()
+    # The content stems a snippet is chosen by (three letters or more where there are such).
+    hint_terms: tuple[str, ...] = ()
+    # Every name the vault's entity dictionary knows in the query, in query order.
+    entities: tuple[EntityMatch, ...] = ()
+    relation: RelationQuestion = NO_RELATION
+    asked_kind: AskedKind = NO_KIND
+    # Planning steps that failed, by the channel whose part they are (that channel is degraded).
+    problems: tuple[tuple[ChannelName, str], ...] = ()
+    lexicon: Lexicon = field(default=ENGLISH, repr=False, compare=False)
+
+    def coverage(self, named: Sequence[str]) -> float:
+        """Share of the query's content words inside the entities `named` (0..1).
+
+        The graph only knows about the named entities; a long claim that happens to
+        contain one name ("... in IL-6 signalling ...") is mostly about something the
+        graph cannot see.
+        """
+        spans = _spans_of(self.text, named)
+        words = [w for w in QUERY_WORD.finditer(self.text) if w.group().casefold() not in self.lexicon.stop_words]
+        if not words:
+            return 0.0
+        inside = sum(1 for w in words if any(start <= w.start() < end for start, end in spans))
+        return inside / len(words)
+
+    def asks_about(self, named: Sequence[str]) -> bool:
+        """Whether the query is a who-question about the relations of one of `named` ("Who advises X?")."""
+        matches = [EntityMatch(self.text[s:e], s, e, ()) for s, e in _spans_of(self.text, named)]
+        return _asks_for_related(self.text, matches, self.lexicon)
+
+
+def _spans_of(text: str, named: Sequence[str]) -> list[tuple[int, int]]:
+    """Where each of `named` is first written in `text`."""
+    spans = []
+    for surface in named:
+        at = text.find(surface)
+        if at >= 0:
+            spans.append((at, at + len(surface)))
+    return spans
+
+
+def residual_words(text: str, matches: Sequence[EntityMatch], lexicon: Lexicon) -> list[str]:
+    """Content words of a query outside the entities it names (question words dropped)."""
+    spans = [(m.start, m.end) for m in matches]
+    return [
+        w.group().casefold()
+        for w in QUERY_WORD.finditer(text)
+        if not any(start <= w.start() < end for start, end in spans)
+        and w.group().casefold() not in lexicon.stop_words
+        and not w.group().isdigit()
+    ]
+
+
+def _asks_for_related(text: str, matches: Sequence[EntityMatch], lexicon: Lexicon) -> bool:
+    """A who-question about one named entity that says more than "who is X" (a relation).
+
+    Two or more names ("Who is older, A or B?") compare the named notes themselves.
+    """
+    first = QUERY_WORD.search(text)
+    if first is None or first.group().casefold() not in lexicon.who_words:
+        return False
+    if lexicon.resemblance_pattern.search(text):
+        return False
+    # Names are written as names; a lone lowercase word that happens to be a tag is not one.
+    names = [m for m in matches if not m.surface.islower() or " " in m.surface.strip()]
+    if len(names) != 1:
+        return False
+    return bool(residual_words(text, matches, lexicon))
+
+
+def query_stems(query: Query, stem: Stemmer | None) -> list[str]:
+    """The query's index terms (stemmed when a stemmer is given), deduplicated."""
+    stems: list[str] = []
+    for term in query.terms:
+        stems.extend(stem(term) if stem else [term])
+    return list(dict.fromkeys(stems))
+
+
+class Planner:
+    """Turns what the user typed into a QueryPlan, with the vault's stemmer, entities and kinds."""
+
+    def __init__(
+        self,
+        lexicon: Lexicon = ENGLISH,
+        *,
+        stem: Stemmer | None = None,
+        recognize: Recognizer | None = None,
+    ) -> None:
+        """`stem` is the full-text channel's analyzer; `recognize` finds the vault's entities in text (the graph's dictionary)."""
+        self.lexicon = lexicon
+        self._stem = stem
+        self._recognize = recognize
+
+    def plan(self, raw: str, *, as_you_type: bool = True, kinds: NoteKinds | None = None) -> QueryPlan:
+        """The plan of one query; a failing step (the stemmer, the dictionary) degrades its channel, never the plan."""
+        query = parse_query(raw, as_you_type=as_you_type)
+        if query.is_empty:
+            return QueryPlan(query.raw, query.text, query.terms, query.prefix, lexicon=self.lexicon)
+        lexicon = self.lexicon
+        problems: list[tuple[ChannelName, str]] = []
+        try:
+            stems = query_stems(query, self._stem)
+        except Exception as exc:  # the full-text analyzer failed: words unstemmed, full text degraded
+            log.debug("stemming failed", exc_info=True)
+            problems.append(("fulltext", f"{type(exc).__name__}: {exc}"))
+            stems = list(query.terms)
+        content = [s for s in stems if s not in lexicon.stop_words] or stems
+        hint_terms = [s for s in content if len(s) >= 3] or [s for s in content if len(s) >= 2]
+        entities: Sequence[EntityMatch] = ()
+        if self._recognize is not None:
+            try:
+                entities = self._recognize(query.text)
+            except Exception as exc:  # the graph's dictionary failed: no entities, graph degraded
+                log.debug("entity recognition failed", exc_info=True)
+                problems.append(("graph", f"{type(exc).__name__}: {exc}"))
+        return QueryPlan(
+            query.raw,
+            query.text,
+            query.terms,
+            query.prefix,
+            stems=tuple(stems),
+            content=tuple(content),
+            hint_terms=tuple(hint_terms),
+            entities=tuple(entities),
+            relation=self._relation(query, entities),
+            asked_kind=kinds.asked_for(query.text) if kinds is not None else NO_KIND,
+            problems=tuple(problems),
+            lexicon=lexicon,
+        )
+
+    def _relation(self, query: Query, entities: Sequence[EntityMatch]) -> RelationQuestion:
+        """The who-question the query asks, and the words that name its relation.
+
+        A word still being typed names nothing yet.
+        """
+        residual = residual_words(query.text, entities, self.lexicon)
+        if query.prefix and residual and residual[-1] == query.prefix:
+            residual.pop()
+        return RelationQuestion(
+            about_one=_asks_for_related(query.text, entities, self.lexicon),
+            keys=frozenset(relation_keys(residual, self.lexicon)),
+        )

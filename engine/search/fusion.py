@@ -1,0 +1,259 @@
+"""Fusion: weighted reciprocal-rank fusion, per-hit factors and floors, and the trace of one fusion.
+
+Pure functions, no I/O. The search fuses its channels' lists into a `FusionTrace`; the
+evaluation re-fuses that same trace without one channel, or with one alone, so what eval
+measures is exactly what the search did.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Mapping, Sequence
+
+from engine.config import FusionConfig
+from engine.kinds import with_hops
+from engine.query import QueryPlan
+from engine.records import ChannelName, FusionTrace
+
+# A graph answer joined to the named note by a written link (not mere co-occurrence).
+LINK_RELATIONS = frozenset({"links to", "linked from"})
+
+
+def weighted_rrf(
+    rankings: Mapping[str, Sequence[str]],
+    *,
+    k: float,
+    weights: Mapping[str, float],
+    depths: Mapping[str, int] | None = None,
+    factors: Mapping[str, Mapping[str, float]] | None = None,
+) -> list[tuple[str, float]]:
+    """Fuse ranked lists: score(d) = sum over channels c of weight_c * f_c(d) / (k + rank_c(d)).
+
+    Ranks are 1-based; only the first `depths[c]` items of a channel count. `factors`
+    (default 1) scale one channel's vote for one key, e.g. by how much of the query a
+    keyword hit matched. Ties break by the best rank any channel gave, then by the
+    key, so the output is deterministic.
+
+    Returns:
+        (key, fused score) pairs, best first.
+    """
+    scores: dict[str, float] = {}
+    best_rank: dict[str, int] = {}
+    for channel, ranked in sorted(rankings.items()):  # fixed order: float sums are order-sensitive
+        weight = weights.get(channel, 1.0)
+        if weight <= 0:
+            continue
+        depth = len(ranked) if depths is None else depths.get(channel, len(ranked))
+        scale = factors.get(channel, {}) if factors else {}
+        seen: set[str] = set()
+        for rank, key in enumerate(ranked[:depth], start=1):
+            if key in seen:
+                continue  # a channel votes once per document
+            seen.add(key)
+            scores[key] = scores.get(key, 0.0) + weight * scale.get(key, 1.0) / (k + rank)
+            best_rank[key] = min(best_rank.get(key, rank), rank)
+    return sorted(scores.items(), key=lambda kv: (-kv[1], best_rank[kv[0]], kv[0]))
+
+
+def apply_floors(fused: Sequence[tuple[str, float]], floors: Sequence[str]) -> list[tuple[str, float]]:
+    """Move `floors` (in their order) to the top; keys not in `fused` are added with score 0.
+
+    Used for exact title or alias matches: a query that names a note gets it first.
+    """
+    floor_set = dict.fromkeys(floors)
+    score_of = dict(fused)
+    head = [(key, score_of.get(key, 0.0)) for key in floor_set]
+    tail = [(key, score) for key, score in fused if key not in floor_set]
+    return head + tail
+
+
+def fuse(
+    rankings: Mapping[str, Sequence[str]],
+    config: FusionConfig,
+    floors: Sequence[str] = (),
+    *,
+    relational: bool = False,
+    factors: Mapping[str, Mapping[str, float]] | None = None,
+) -> list[tuple[str, float]]:
+    """The engine's whole fusion step: weighted RRF with the configured k, weights and depths, then floors.
+
+    `relational` marks a question about an entity's relations ("Who advises X?"),
+    which the graph channel answers: its weight is multiplied by `relational_graph_boost`.
+    The search and the re-fusion of its trace (`refuse`) both call this.
+    """
+    weights = dict(config.weights)
+    if relational:
+        weights["graph"] = weights.get("graph", 1.0) * config.relational_graph_boost
+    # Factors weigh channels against each other; a channel searched alone keeps its order.
+    live = sum(1 for ranked in rankings.values() if ranked)
+    fused = weighted_rrf(
+        rankings, k=config.k, weights=weights, depths=config.depths, factors=factors if live > 1 else None
+    )
+    return apply_floors(fused, floors)
+
+
+def term_coverage(
+    matched: Collection[str],
+    query_terms: Collection[str],
+    power: float,
+    weights: Mapping[str, float] | None = None,
+) -> float:
+    """(share of the query's terms a keyword hit matched) ** power; 1 for a query without terms.
+
+    A keyword hit on one word of a six-word paraphrase is weak evidence; scaling its
+    vote keeps it from pushing out what another channel found with confidence. With
+    `weights` (a term's idf), the share counts rare words for more than common ones:
+    "mainnet keynote" matched is most of "anyone who has given a Mainnet keynote".
+    """
+    terms = set(query_terms)
+    if not terms:
+        return 1.0
+    found = set(matched) & terms
+    if weights is None:
+        share = len(found) / len(terms)
+    else:
+        total = sum(weights.get(term, 1.0) for term in terms)
+        share = sum(weights.get(term, 1.0) for term in found) / total if total > 0 else 0.0
+    return float(share**power)
+
+
+def fusion_factors(
+    plan: QueryPlan,
+    stems: Sequence[str],
+    fusion: FusionConfig,
+    rankings: Mapping[str, Sequence[str]],
+    *,
+    keyword_hits: Sequence[tuple[str, Collection[str]]] | None,
+    vector_hits: Sequence[tuple[str, float]],
+    graph_hits: Sequence[tuple[str, tuple[str, ...]]],
+    recognized: Sequence[str],
+    answer_notes: Collection[str],
+    term_weights: Callable[[Sequence[str]], dict[str, float]] | None,
+    kind_notes: Collection[str] = (),
+    hop_notes: Collection[str] = (),
+) -> dict[str, dict[str, float]]:
+    """Every channel's per-hit fusion factors.
+
+    `kind_notes` are the notes of the kind the query asks for (`NoteKinds.asked_for`):
+    every channel's vote for any other note counts `kind_factor` as much. `hop_notes`
+    are the notes of that kind the best keyword match links to (`kinds.linked_of_kind`):
+    the graph's vote for them counts in full.
+    """
+    weights = term_weights(stems) if term_weights is not None and fusion.idf_coverage else None
+    factors = {
+        **keyword_factors(keyword_hits, stems, fusion.keyword_coverage_power, weights),
+        **vector_factors(vector_hits, fusion),
+        **graph_factors(plan, recognized, graph_hits, rankings, fusion, answer_notes),
+    }
+    if hop_notes:
+        factors.setdefault("graph", {}).update(dict.fromkeys(hop_notes, 1.0))
+    if kind_notes and fusion.kind_factor < 1:
+        for name, ranked in rankings.items():
+            scale = factors.setdefault(name, {})
+            for path in ranked:
+                if path not in kind_notes:
+                    scale[path] = scale.get(path, 1.0) * fusion.kind_factor
+    return factors
+
+
+def keyword_factors(
+    hits: Sequence[tuple[str, Collection[str]]] | None,
+    stems: Sequence[str],
+    power: float,
+    weights: Mapping[str, float] | None = None,
+) -> dict[str, dict[str, float]]:
+    """Per full-text hit (path, matched terms), the factor for how much of the query it matched (idf-weighted if given)."""
+    if hits is None or power <= 0:
+        return {}
+    return {"fulltext": {path: term_coverage(matched, stems, power, weights) for path, matched in hits}}
+
+
+def vector_factors(hits: Sequence[tuple[str, float]], fusion: FusionConfig) -> dict[str, dict[str, float]]:
+    """The vector channel's fusion factor per hit: (cosine / high_vector_cosine) ** power, at most 1.
+
+    A nearest neighbour is always ranked first, however far it is; a weak match
+    should not push out a keyword hit that matched the rare words of the query.
+    """
+    power = fusion.vector_confidence_power
+    if power <= 0 or not hits:
+        return {}
+    high = fusion.high_vector_cosine
+    return {"vectors": {path: min(1.0, max(score, 0.0) / high) ** power for path, score in hits}}
+
+
+def graph_factors(
+    plan: QueryPlan,
+    recognized: Sequence[str],
+    graph_hits: Sequence[tuple[str, tuple[str, ...]]],
+    rankings: Mapping[str, Sequence[str]],
+    fusion: FusionConfig,
+    answer_notes: Collection[str] = (),
+) -> dict[str, dict[str, float]]:
+    """The graph's fusion factor: how much of the query its recognised entities cover.
+
+    A long query that happens to contain a name is mostly about something the graph
+    cannot see, so its graph votes count less. But where a note the query names (a
+    graph hit at hop 0; `graph_hits` are (path, graph path) pairs) is also near the top
+    of the full-text or vector list, the names are what the query is about and the
+    notes the graph reaches from them are the question's next hop: the graph's votes
+    then count `seed_confirm_boost` instead.
+
+    `answer_notes` are the notes of the kind a who-question asks for (people), when the
+    graph knows them: its votes for other notes count `answer_kind_factor` as much. The
+    meeting a "Who attended X?" reaches, or the company it pitched, is context the graph
+    found on the way, not an answer; a note the text channels rank high keeps their votes.
+    """
+    power = fusion.entity_coverage_power
+    if power <= 0 or not graph_hits:
+        return {}
+    if seed_confirmed(graph_hits, rankings, fusion.seed_confirm_rank):
+        factor = fusion.seed_confirm_boost
+    else:
+        factor = plan.coverage(recognized) ** power
+    if not answer_notes:
+        return {"graph": {path: factor for path, _trail in graph_hits}}
+    other = factor * fusion.answer_kind_factor
+    return {"graph": {path: factor if path in answer_notes else other for path, _trail in graph_hits}}
+
+
+def seed_confirmed(
+    graph_hits: Sequence[tuple[str, tuple[str, ...]]], rankings: Mapping[str, Sequence[str]], within: int
+) -> bool:
+    """Whether one of the graph's seed notes (hop 0) is also in another channel's top `within`."""
+    if within <= 0:
+        return False
+    seeds = {path for path, trail in graph_hits if len(trail) == 1}
+    return any(path in seeds for name, ranked in rankings.items() if name != "graph" for path in ranked[:within])
+
+
+def answers_relation(plan: QueryPlan, recognized: Sequence[str], top_relation: str | None) -> bool:
+    """Whether fusion should let the graph answer: a relation question whose best graph
+    answer is joined to the named note by a written link (not mere co-occurrence)."""
+    return top_relation in LINK_RELATIONS and plan.asks_about(recognized)
+
+
+def fused_rankings(trace: FusionTrace) -> dict[str, list[str]]:
+    """The lists a trace's fusion weighs: the channels' own, the graph's with the kind hop first."""
+    out: dict[str, list[str]] = {name: list(ranked) for name, ranked in trace.rankings.items()}
+    if "graph" in out and trace.hops:
+        out["graph"] = with_hops(out["graph"], trace.hops)
+    return out
+
+
+def refuse(
+    trace: FusionTrace,
+    config: FusionConfig,
+    *,
+    without: ChannelName | None = None,
+    only: ChannelName | None = None,
+) -> list[tuple[str, float]]:
+    """Fuse a search's trace again: as it was, without one channel, or one channel alone.
+
+    One channel alone is that channel's own list (no kind hop: a channel searched by
+    itself has no keyword match to hop from) with the floors on top, as a search of that
+    channel alone ranks it.
+    """
+    if only is not None:
+        ranked = trace.rankings.get(only)
+        return fuse({only: list(ranked)} if ranked is not None else {}, config, trace.floors)
+    rankings = {name: ranked for name, ranked in fused_rankings(trace).items() if name != without}
+    return fuse(rankings, config, trace.floors, relational=trace.relational, factors=trace.factors)
