@@ -4,6 +4,7 @@ The parent process only orchestrates; indexing and serving each run in their own
 child process (`python -m engine.bench index|serve ...`) so each peak RSS is that
 phase's own, and cold open is timed as a fresh `python -m engine search`.
 Children print one JSON object on stdout; everything else goes to stderr.
+`--parsers` times the parser stages on hostile inputs instead (engine/bench_parsers.py).
 """
 
 from __future__ import annotations
@@ -544,12 +545,33 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-watch", action="store_true", help="skip the file-watcher latency measurement")
     parser.add_argument("--workdir", type=Path, help="where the vault and index go (kept); default a temp dir")
     parser.add_argument("--keep", action="store_true", help="keep the temp dir")
+    parser.add_argument(
+        "--parsers", action="store_true",
+        help="instead: time each parser stage on growing hostile inputs (ms per KB, linear when flat)",
+    )
+    parser.add_argument(
+        "--sizes", type=_sizes, metavar="KB,KB,...",
+        help="with --parsers: input sizes in KB (default 16,64,256,1024)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--out", type=Path, help="also write the JSON result to FILE")
 
 
+def _sizes(text: str) -> tuple[int, ...]:
+    from engine.bench_parsers import parse_sizes  # stdlib-only module
+
+    try:
+        return parse_sizes(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+
+
 def main(args: argparse.Namespace) -> int:
     """Run the benchmark and print the result (JSON or human)."""
+    if args.parsers:
+        from engine.bench_parsers import main as parsers_main
+
+        return parsers_main(args)
     result = run(args)
     payload = json.dumps(result, indent=2)
     if args.out:

@@ -99,3 +99,44 @@ def test_keyword_queries_are_deterministic(tmp_path: Path) -> None:
     vault = generate(tmp_path / "v", SynthSpec(60, seed=1))
     assert keyword_queries(vault, 10, seed=2) == keyword_queries(vault, 10, seed=2)
     assert len(set(keyword_queries(vault, 10, seed=2))) > 5
+
+
+def _json_of(*argv: str) -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, "-m", *argv, "--sizes", "1,2", "--json"],
+        capture_output=True, text=True, cwd=ROOT, timeout=300, check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+def test_parser_bench_times_every_stage_on_every_pattern() -> None:
+    from engine.bench_parsers import PATTERNS, STAGES
+    from engine.bench_parsers import render as render_parsers
+
+    result = _json_of("engine", "bench", "--parsers")
+    assert result["sizes_kb"] == [1, 2] and result["loadavg"]
+    assert set(result["ms_per_kb"]) == set(STAGES)
+    for rows in result["ms_per_kb"].values():
+        assert set(rows) == set(PATTERNS)
+        assert all(len(row) == 2 and all(v is not None and v >= 0 for v in row) for row in rows.values())
+    assert set(result["worst"]) == set(STAGES)
+    table = render_parsers(result)
+    assert "growth" in table and all(stage in table for stage in STAGES)
+
+
+def test_web_render_bench_uses_the_same_patterns() -> None:
+    from engine.bench_parsers import PATTERNS
+
+    result = _json_of("ui.web.bench_render")
+    assert set(result["ms_per_kb"]) == {"web note page"}
+    assert set(result["ms_per_kb"]["web note page"]) == set(PATTERNS)
+
+
+def test_parser_bench_rejects_bad_sizes() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "engine", "bench", "--parsers", "--sizes", "0,x"],
+        capture_output=True, text=True, cwd=ROOT, timeout=60, check=False,
+    )
+    assert done.returncode == 2 and "whole KB" in done.stderr
