@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import html
 import re
 from collections.abc import Iterable, Sequence
@@ -211,7 +212,15 @@ _MD = _build()
 
 def render_note(text: str, *, path: str, links: LinkTable) -> str:
     """A note's Markdown as HTML: raw HTML escaped, `javascript:` links dropped, lines anchored."""
-    return str(_MD.render(text, {"links": links, "path": path}))
+    # Tokens hold no reference cycles; the cyclic collector walking them again and again
+    # as they pile up made a 1 MB page nearly twice as slow per KB as a 16 KB one.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return str(_MD.render(text, {"links": links, "path": path}))
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def highlight(text: str, spans: Iterable[Sequence[int]]) -> str:
