@@ -121,7 +121,7 @@ def _fulltext_body(text: str) -> Callable[[], object]:
 
 
 def _snippet(text: str) -> Callable[[], object]:
-    from engine import evidence
+    from engine.search import evidence
     from engine.catalog import StoredChunk
     from engine.chunking import chunk_note
 
@@ -137,12 +137,13 @@ def _snippet(text: str) -> Callable[[], object]:
 
 
 def _graph(text: str) -> Callable[[], object]:
-    from engine.channels.graph import _note_part, _NoteRows
+    from engine.channels.graph.build import NoteRows, note_part
+    from engine.lexicon.en import ENGLISH
     from engine.entities import normalize
     from engine.indexer import _prepare
 
     pending = _prepare(("Bench.md", 0.0, len(text), text, "", ()), 80, 16)
-    rows = _NoteRows(
+    rows = NoteRows(
         mentions=list(pending.mentions),
         chunks=[(c.line_start, c.line_end, c.ordinal) for c, _ in pending.chunks],
         links=[(f"{link.target}.md", link.line, link.target) for link in _parsed(text).links],
@@ -151,7 +152,7 @@ def _graph(text: str) -> Callable[[], object]:
     name_to_note = {normalize(surface): f"note:{surface}.md" for _, surface in pending.mentions}
     notes = {target for target, _, _ in rows.links}
     body = (pending.body, pending.body_line_offset)
-    return lambda: _note_part(pending.info, rows, lambda: body, name_to_note, notes, 3)
+    return lambda: note_part(pending.info, rows, lambda: body, name_to_note, notes, 3, True, ENGLISH)
 
 
 STAGES: dict[str, Stage] = {
