@@ -68,6 +68,7 @@ from engine.storage import (
     salvage_embeddings,
 )
 from engine.vault import DecodedNote, NoteUnreadable, decode_note
+from engine.vault.links import blank_links
 from engine.watch import (
     DEFAULT_DEBOUNCE_MS,
     DEFAULT_STEP_MS,
@@ -87,9 +88,6 @@ Watcher = VaultWatcher
 _USE_DEFAULT = object()
 _FULLTEXT_ONLY: tuple[ChannelName, ...] = ("fulltext",)
 _REFRESH_EVERY_S = 1.0
-# Links are blanked out of a line before looking for unlinked names. No part may hold
-# `[` (as in the parser), so a scan stops at the next bracket: linear on a run of them.
-_WIKILINK = re.compile(r"!?\[\[[^\[\]]*\]\]|\[[^\[\]]*\]\([^\[)]*\)")
 # Longer titles and aliases are not looked for as unlinked mentions.
 _MAX_MENTION_CHARS = 200
 # A backlink shows its line, and a longer line this much of it around the link.
@@ -777,7 +775,7 @@ class Engine:
             if body is None:
                 continue
             for number, line in enumerate(body.text.split("\n"), start=body.line_offset + 1):
-                found = pattern.search(_WIKILINK.sub(" ", line))
+                found = pattern.search(blank_links(line))
                 if found:
                     out.append(Backlink(source, title, number, _line_context(line, found.group())))
                     break

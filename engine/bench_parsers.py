@@ -70,19 +70,21 @@ def _parsed(text: str) -> Any:
 
 
 def _frontmatter(text: str) -> Callable[[], object]:
-    from engine.vault import _split_frontmatter
+    from engine.vault.parse import _split_frontmatter
 
     return lambda: _split_frontmatter(text)
 
 
 def _code_and_headings(text: str) -> Callable[[], object]:
-    from engine.vault import _mask_code
+    from engine.vault.parse import _mask_code
 
     return lambda: _mask_code(text)
 
 
 def _links(text: str) -> Callable[[], object]:
-    from engine.vault import _find_links, _LineIndex, _mask_code
+    from engine.vault.links import LineIndex as _LineIndex
+    from engine.vault.links import find_links as _find_links
+    from engine.vault.parse import _mask_code
 
     masked, _ = _mask_code(text)
     return lambda: _find_links(masked, _LineIndex(masked), 1)
@@ -121,9 +123,9 @@ def _fulltext_body(text: str) -> Callable[[], object]:
 
 
 def _snippet(text: str) -> Callable[[], object]:
-    from engine.search import evidence
     from engine.catalog import StoredChunk
     from engine.chunking import chunk_note
+    from engine.search import evidence
 
     chunks = [StoredChunk(i, "Bench.md", c, "") for i, c in enumerate(chunk_note(_parsed(text), 80, 16))]
 
@@ -138,9 +140,9 @@ def _snippet(text: str) -> Callable[[], object]:
 
 def _graph(text: str) -> Callable[[], object]:
     from engine.channels.graph.build import NoteRows, note_part
-    from engine.lexicon.en import ENGLISH
     from engine.entities import normalize
     from engine.indexer import _prepare
+    from engine.lexicon.en import ENGLISH
 
     pending = _prepare(("Bench.md", 0.0, len(text), text, "", ()), 80, 16)
     rows = NoteRows(

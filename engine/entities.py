@@ -11,6 +11,7 @@ from itertools import pairwise
 
 from engine.lexicon import Lexicon
 from engine.lexicon.en import ENGLISH
+from engine.vault.links import shown_links
 
 __all__ = [
     "LATIN_FOLDS",
@@ -117,23 +118,10 @@ def fold_accents(text: str) -> str:
 _TOKEN = re.compile(r"\w+(?:['’.\-]\w+)*")
 
 
-# `[[target#heading|shown]]` and `![[embed]]`: what a reader sees is `shown` (else the target's name).
-_WIKILINK = re.compile(r"!?\[\[([^\[\]|#^]*)(?:[#^][^\[\]|]*)?(?:\|([^\[\]]*))?\]\]")
-# `[shown](url)`: the URL is not prose.
-_MD_LINK = re.compile(r"(!?)\[([^\[\]]*)\]\(([^()\s]*)\)")
-
-
 def displayed_text(body: str) -> str:
-    """A note body as a reader sees it: links reduced to their displayed text."""
-
-    def wikilink(match: re.Match[str]) -> str:
-        shown = match.group(2)
-        if shown is not None and shown.strip():
-            return shown
-        return match.group(1).rsplit("/", 1)[-1].removesuffix(".md")
-
-    body = _WIKILINK.sub(wikilink, body) if "[[" in body else body
-    return _MD_LINK.sub(lambda m: m.group(2), body) if "](" in body else body
+    """A note body as a reader sees it: links reduced to their displayed text (a wikilink's
+    display, else its target's name)."""
+    return shown_links(body, lambda parts: parts.display or parts.target.rsplit("/", 1)[-1])
 
 
 def normalize(name: str) -> str:

@@ -1,4 +1,5 @@
-"""How engine records are shown: the JSON shapes (CLI and web API), badges, one-line text.
+"""How engine records are shown: the JSON shapes (CLI and web API), badges, one-line text,
+and the link grammar the renderers read notes with (the indexer's own).
 
 Every front end reads results through these functions, so a search looks the same in
 `engine search --json`, the web API, the web page and the TUI.
@@ -20,16 +21,22 @@ from engine.records import (
     SearchResults,
     WatchBatch,
 )
+from engine.vault.links import WIKILINK, WikiParts, split_wikilink
+from engine.vault.parse import link_spans
 
 __all__ = [
     "CHANNEL_LABELS",
+    "WIKILINK",
+    "WikiParts",
     "asked_kind_text",
     "badges",
     "highlighted",
+    "link_spans",
     "one_line",
     "printable_path",
     "reindex_to_json",
     "results_to_json",
+    "split_wikilink",
     "status_to_json",
     "watch_line",
 ]

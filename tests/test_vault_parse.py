@@ -668,7 +668,7 @@ def test_scan_file_vanishing_during_scan(tmp_path: Path, monkeypatch: pytest.Mon
         def __exit__(self, *exc: object) -> None:
             return None
 
-    monkeypatch.setattr("engine.vault.os.scandir", Listing)
+    monkeypatch.setattr("engine.vault.scan.os.scandir", Listing)
     result = scan_vault(tmp_path)
     assert [n.path for n in result.notes] == ["stays.md"]
     assert [(s.path, s.reason) for s in result.skipped] == [("doomed.md", "vanished during scan")]
@@ -683,7 +683,7 @@ def test_scan_folder_vanishing_during_scan(tmp_path: Path, monkeypatch: pytest.M
             raise FileNotFoundError(path)
         return real_scandir(path)
 
-    monkeypatch.setattr("engine.vault.os.scandir", scandir)
+    monkeypatch.setattr("engine.vault.scan.os.scandir", scandir)
     result = scan_vault(tmp_path)
     assert [(s.path, s.reason) for s in result.skipped] == [("Sub", "vanished during scan")]
 
@@ -699,7 +699,7 @@ def test_scan_permission_denied_folder(tmp_path: Path, monkeypatch: pytest.Monke
             raise PermissionError(path)
         return real_scandir(path)
 
-    monkeypatch.setattr("engine.vault.os.scandir", scandir)
+    monkeypatch.setattr("engine.vault.scan.os.scandir", scandir)
     result = scan_vault(tmp_path)
     assert [n.path for n in result.notes] == ["open.md"]
     assert [(s.path, s.reason) for s in result.skipped] == [("Locked", "permission denied")]

@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import posixpath
-import re
 from collections.abc import Iterable
 from urllib.parse import quote, unquote
 
+from engine.present import link_spans
 from engine.records import Link
 
 NOTE_SCHEME = "note:"
 MISSING_SCHEME = "missing:"
 
-_WIKILINK = re.compile(r"(!?)\[\[([^\[\]\n]+?)\]\]")
-_FENCE = re.compile(r"^\s*(```|~~~)")
 
 
 def note_href(path: str, line: int = 0) -> str:
@@ -29,38 +27,32 @@ def parse_href(href: str) -> tuple[str, int] | None:
     return unquote(path), int(anchor) if anchor.isdigit() else 0
 
 
-def _split(inner: str) -> tuple[str, str, str | None]:
-    """(target, fragment, display) of the text between `[[` and `]]`."""
-    target_part, _, display = inner.partition("|")
-    target, _, fragment = target_part.partition("#")
-    return target.strip(), fragment.strip(), display.strip() or None
-
-
 def wikilinks_to_markdown(body: str, resolved: dict[str, str]) -> str:
     """Rewrite `[[Target#h|shown]]` as `[shown](note:path)`; unresolved ones get a missing: href.
 
-    `resolved` maps a lower-cased link target to its note path; fenced code is left alone
-    and no line is added or removed, so block line numbers still match the file.
+    Links are found with the engine's link grammar, so nothing inside code is a link.
+    `resolved` maps a lower-cased link target to its note path; no line is added or
+    removed, so block line numbers still match the file.
     """
-    out: list[str] = []
-    fenced = False
-    for line in body.split("\n"):
-        if _FENCE.match(line):
-            fenced = not fenced
-        if fenced or "[[" not in line:
-            out.append(line)
+    pieces: list[str] = []
+    last = 0
+    for span in link_spans(body):
+        if span.link.kind != "wikilink":
             continue
-        out.append(_WIKILINK.sub(lambda m: _render(m, resolved), line))
-    return "\n".join(out)
+        pieces.append(body[last : span.start])
+        pieces.append(_render(span.link, resolved))
+        last = span.end
+    pieces.append(body[last:])
+    return "".join(pieces)
 
 
-def _render(match: re.Match[str], resolved: dict[str, str]) -> str:
-    embed, inner = match.group(1), match.group(2)
-    target, fragment, display = _split(inner)
-    shown = display or (f"{target} › {fragment.lstrip('^')}" if target and fragment else target or fragment)
+def _render(link: Link, resolved: dict[str, str]) -> str:
+    fragment = link.heading or link.block or ""
+    target = link.target
+    shown = link.display or (f"{target} › {fragment}" if target and fragment else target or fragment)
     shown = shown.replace("[", "(").replace("]", ")")
     path = resolved.get(target.lower())
-    prefix = "↳ " if embed else ""
+    prefix = "↳ " if link.embed else ""
     if path is None:
         return f"{prefix}[{shown}]({MISSING_SCHEME}{quote(target)})"
     return f"{prefix}[{shown}]({note_href(path)})"

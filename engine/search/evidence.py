@@ -9,6 +9,7 @@ from functools import lru_cache
 from engine.catalog import StoredChunk
 from engine.config import FusionConfig
 from engine.records import ChannelEvidence, ChannelName, EvidenceLabel, Snippet
+from engine.vault.links import WikiParts, shown_links
 
 SNIPPET_CHARS = 280
 _MAX_CHUNKS_SCANNED = 200
@@ -16,8 +17,6 @@ _WORD = re.compile(r"\w[\w'’\-]*", re.UNICODE)
 # No part of a link may hold `[`, as in the parser (engine/vault.py): a scan from one
 # `[` then stops at the next, so a run of brackets is read in linear time (a class that
 # let `[` through would rescan the rest of the line from every bracket).
-_WIKILINK = re.compile(r"!?\[\[([^\[\]|#\n]*)(?:#\^?([^\[\]|\n]*))?(?:\\?\|([^\[\]\n]*))?\]\]")
-_MD_LINK = re.compile(r"!?\[([^\[\]\n]*)\]\([^\[)\n]*\)")
 _HEADING_MARK = re.compile(r"^#{1,6}[ \t]+", re.MULTILINE)
 
 
@@ -91,19 +90,17 @@ def readable(text: str) -> str:
 
     Newlines are kept, so line arithmetic on the result still matches the file.
     """
-    text = _WIKILINK.sub(_shown, text)
-    text = _MD_LINK.sub(r"\1", text)
-    return _HEADING_MARK.sub("", text)
+    return _HEADING_MARK.sub("", shown_links(text, _shown))
 
 
-def _shown(match: re.Match[str]) -> str:
-    target, fragment, display = match.group(1), match.group(2), match.group(3)
-    if display:
-        return display
-    target = target.rstrip("\\")
-    if fragment and target:
-        return f"{target} > {fragment}"
-    return fragment or target
+def _shown(parts: WikiParts) -> str:
+    """A wikilink as a passage shows it: its display, else `Note > Heading` (or what there is)."""
+    if parts.display:
+        return parts.display
+    fragment = parts.heading or parts.block
+    if fragment and parts.target:
+        return f"{parts.target} > {fragment}"
+    return fragment or parts.target
 
 
 # Typing repeats the same notes keystroke after keystroke: their chunks' lowercased text

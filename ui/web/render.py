@@ -16,14 +16,11 @@ from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 from mdit_py_plugins.front_matter import front_matter_plugin
 
+from engine.present import WIKILINK, split_wikilink
 from ui.web.tasklists import tasklists_plugin
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp", ".svg", ".bmp", ".avif")
 _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
-# The inside of `[[...]]` up to the first `]]`: never a `[` or a line break, so the scan
-# from one `[[` ends at the next bracket (a search for `]]` to the end of the paragraph
-# from every `[[` would make a run of brackets quadratic).
-_WIKILINK_INNER = re.compile(r"([^\[\n]*?)\]\]")
 
 
 @dataclass
@@ -76,27 +73,23 @@ def _strip_md(target: str) -> str:
 
 
 def _split_wikilink(inner: str) -> tuple[str, str | None, str | None]:
-    """(target, heading, display) of the inside of `[[...]]`, parsed as the engine does."""
-    target_part, pipe, display = inner.partition("|")
-    target_part = target_part.removesuffix("\\")
-    head, sep, fragment = target_part.partition("#")
-    heading = fragment.strip() if sep and not fragment.strip().startswith("^") else None
-    return _strip_md(head.strip()), heading or None, (display.strip() or None) if pipe else None
+    """(target, heading, display) of the inside of `[[...]]`, parsed by the engine's grammar."""
+    parts = split_wikilink(inner)
+    return parts.target, parts.heading, parts.display
 
 
 def _wikilink_rule(state: StateInline, silent: bool) -> bool:
     """Inline rule: `[[target#heading|display]]` and `![[embed]]` become one `wikilink` token."""
     src, pos = state.src, state.pos
-    embed = src.startswith("![[", pos)
-    if not embed and not src.startswith("[[", pos):
+    if not src.startswith(("[[", "![["), pos):
         return False
-    found = _WIKILINK_INNER.match(src, pos + (3 if embed else 2))
-    if found is None or not found.group(1).strip():
+    found = WIKILINK.match(src, pos)  # the engine's grammar: what the index counts as a link
+    if found is None or not found.group(2).strip():
         return False
     if not silent:
         token = state.push("wikilink", "", 0)
-        token.content = found.group(1)
-        token.meta = {"embed": embed}
+        token.content = found.group(2)
+        token.meta = {"embed": bool(found.group(1))}
     state.pos = found.end()
     return True
 
