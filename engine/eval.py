@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from engine.errors import ConfigError
 from engine.records import CHANNEL_NAMES, ChannelName, Hit, SearchResults
 from engine.search import channel_depth
-from engine.search.fusion import fused_rankings, refuse
+from engine.search.fusion import counted_rankings, refuse
 
 if TYPE_CHECKING:
     from engine.api import Engine
@@ -262,7 +262,7 @@ def evaluate(
         latencies.append((time.perf_counter() - started) * 1000.0)
         fused = [hit.path for hit in hybrid.hits]
         trace = hybrid.trace
-        weighed = fused_rankings(trace)
+        weighed = counted_rankings(trace, fusion)
         lists: dict[str, list[str]] = {name: weighed.get(name, []) for name in channels}
         alone = {name: [path for path, _ in refuse(trace, fusion, only=name)][:channel_limit] for name in channels}
         without: dict[str, list[str]] = {name: [path for path, _ in refuse(trace, fusion, without=name)] for name in channels}

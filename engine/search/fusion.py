@@ -239,6 +239,15 @@ def fused_rankings(trace: FusionTrace) -> dict[str, list[str]]:
     return out
 
 
+def counted_rankings(trace: FusionTrace, config: FusionConfig) -> dict[str, list[str]]:
+    """Each channel's list as far as fusion counts it (its depth), the graph's with the kind hop first."""
+    counted = FusionTrace(
+        rankings={name: ranked[: config.depths.get(name, len(ranked))] for name, ranked in trace.rankings.items()},
+        hops=trace.hops,
+    )
+    return fused_rankings(counted)
+
+
 def refuse(
     trace: FusionTrace,
     config: FusionConfig,
