@@ -4,6 +4,6 @@ from __future__ import annotations
 
 import sys
 
-from engine.cli import main
+from engine.tools.cli import main
 
 sys.exit(main())

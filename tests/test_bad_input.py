@@ -14,10 +14,10 @@ import pytest
 
 import engine.indexer
 from engine.api import Engine
-from engine.cli import main
 from engine.console import Exit
 from engine.embedder import Embedder, HashEmbedder, Vectors, load_default_embedder
 from engine.errors import VaultNotFound
+from engine.tools.cli import main
 
 
 def _snapshot(root: Path) -> dict[str, str]:

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from engine.bench import render
-from engine.synth import SynthSpec, generate, keyword_queries
+from engine.tools.bench import render
+from engine.tools.synth import SynthSpec, generate, keyword_queries
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -112,8 +112,8 @@ def _json_of(*argv: str) -> dict[str, Any]:
 
 
 def test_parser_bench_times_every_stage_on_every_pattern() -> None:
-    from engine.bench_parsers import PATTERNS, STAGES
-    from engine.bench_parsers import render as render_parsers
+    from engine.tools.bench_parsers import PATTERNS, STAGES
+    from engine.tools.bench_parsers import render as render_parsers
 
     result = _json_of("engine", "bench", "--parsers")
     assert result["sizes_kb"] == [1, 2] and result["loadavg"]
@@ -127,7 +127,7 @@ def test_parser_bench_times_every_stage_on_every_pattern() -> None:
 
 
 def test_web_render_bench_uses_the_same_patterns() -> None:
-    from engine.bench_parsers import PATTERNS
+    from engine.tools.bench_parsers import PATTERNS
 
     result = _json_of("ui.web.bench_render")
     assert set(result["ms_per_kb"]) == {"web note page"}

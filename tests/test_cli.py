@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.cli import build_parser, main
 from engine.console import Exit
+from engine.tools.cli import build_parser, main
 
 GOLDEN = Path(__file__).parent / "data" / "golden_search.json"
 

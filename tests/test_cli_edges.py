@@ -10,8 +10,8 @@ import pytest
 
 from app.main import main as cairn_main
 from engine.api import Engine
-from engine.cli import main
 from engine.console import Exit, run_console
+from engine.tools.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -28,13 +28,13 @@ from vault_copy import copy_sample_vault
 
 from engine.api import Engine
 from engine.catalog import Catalog
-from engine.cli import main
 from engine.console import Exit
 from engine.embedder import HashEmbedder
 from engine.errors import CairnError, IndexWriteFailed
 from engine.present import watch_line as describe
 from engine.records import WatchBatch
 from engine.storage import WriterLock, write_failure
+from engine.tools.cli import main
 from engine.watch import VaultWatcher
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from engine.errors import ConfigError
-from engine.eval import (
+from engine.tools.eval import (
     EvalReport,
     below_floors,
     contribution,

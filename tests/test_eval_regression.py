@@ -9,9 +9,9 @@ import pytest
 from vault_copy import copy_sample_vault
 
 from engine.api import Engine
-from engine.cli import main
-from engine.eval import load_queries
 from engine.records import CHANNEL_NAMES
+from engine.tools.cli import main
+from engine.tools.eval import load_queries
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data"

@@ -11,7 +11,7 @@ from vault_copy import copy_sample_vault
 from engine.api import Engine
 from engine.channels.graph import GraphChannel
 from engine.query import Planner
-from engine.synth import SynthSpec, generate
+from engine.tools.synth import SynthSpec, generate
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_QUERIES = [

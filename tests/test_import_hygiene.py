@@ -15,7 +15,7 @@ def _loaded_after(statement: str) -> set[str]:
 
 
 def test_engine_api_imports_no_front_end() -> None:
-    loaded = _loaded_after("import engine.api, engine.cli, models")
+    loaded = _loaded_after("import engine.api, engine.tools.cli, models")
     assert not loaded & set(FRONT_END)
 
 

@@ -227,8 +227,8 @@ def test_a_kind_is_reached_through_the_best_keyword_match_of_another_kind(tmp_pa
 
 
 def test_eval_refuses_a_kind_hop_as_the_search_fused_it(tmp_path: Path) -> None:
-    from engine.eval import evaluate
     from engine.search.fusion import refuse
+    from engine.tools.eval import evaluate
 
     with Engine.open(_ceo_vault(tmp_path), index_dir=tmp_path / "index", embedder=None) as engine:
         engine.reindex(embed=False)

@@ -11,8 +11,8 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
-from engine.bench_parsers import main as bench_main
-from engine.bench_parsers import parse_sizes
+from engine.tools.bench_parsers import main as bench_main
+from engine.tools.bench_parsers import parse_sizes
 from ui.web.render import LinkTable, render_note
 
 

@@ -124,7 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
     watch.add_argument("--step-ms", type=int, default=60, help="quiet time that ends a burst (default 60)")
 
     bench = add("bench", "Benchmark indexing, updates and as-you-type search on a synthetic or real vault.")
-    from engine.bench import add_arguments as bench_arguments  # stdlib-only module
+    from engine.tools.bench import add_arguments as bench_arguments  # stdlib-only module
 
     bench_arguments(bench)
     return parser
@@ -289,7 +289,7 @@ def _search(args: argparse.Namespace) -> int:
 
 # -- eval ----------------------------------------------------------------------------
 def _eval(args: argparse.Namespace) -> int:
-    from engine.eval import run_command
+    from engine.tools.eval import run_command
 
     with _open(args) as engine:
         bar = _ProgressBar(sys.stderr)
@@ -301,7 +301,7 @@ def _eval(args: argparse.Namespace) -> int:
 
 # -- bench ---------------------------------------------------------------------------
 def _bench(args: argparse.Namespace) -> int:
-    from engine.bench import main as bench_main
+    from engine.tools.bench import main as bench_main
 
     return bench_main(args)
 

@@ -1,7 +1,7 @@
 """`engine bench`: index, update and search timings of a real or synthetic vault, in one run.
 
 The parent process only orchestrates; indexing and serving each run in their own
-child process (`python -m engine.bench index|serve ...`) so each peak RSS is that
+child process (`python -m engine.tools.bench index|serve ...`) so each peak RSS is that
 phase's own, and cold open is timed as a fresh `python -m engine search`.
 Children print one JSON object on stdout; everything else goes to stderr.
 `--parsers` times the parser stages on hostile inputs instead (engine/bench_parsers.py).
@@ -315,7 +315,7 @@ def _searchable(
 
 # -- the parent ---------------------------------------------------------------------
 def _run_child(kind: str, argv: list[str]) -> dict[str, Any]:
-    command = [sys.executable, "-m", "engine.bench", kind, *argv]
+    command = [sys.executable, "-m", "engine.tools.bench", kind, *argv]
     done = subprocess.run(command, stdout=subprocess.PIPE, text=True, timeout=_CHILD_TIMEOUT_S, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"bench child {kind} failed with exit code {done.returncode}")
@@ -381,7 +381,7 @@ def _machine() -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """The whole benchmark; returns the JSON-able result."""
-    from engine.synth import SynthSpec, SynthVault, generate, keyword_queries
+    from engine.tools.synth import SynthSpec, SynthVault, generate, keyword_queries
 
     machine_before = _machine()
     workdir = Path(args.workdir) if args.workdir else Path(tempfile.mkdtemp(prefix="cairn-bench-"))
@@ -527,7 +527,7 @@ def render(result: dict[str, Any]) -> str:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The `engine bench` options (shared by the CLI and `python -m engine.bench`)."""
+    """The `engine bench` options (shared by the CLI and `python -m engine.tools.bench`)."""
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--notes", type=int, default=1000, help="generate a synthetic vault of N notes (default 1000)")
     source.add_argument("--vault", type=Path, help="benchmark a copy of a real vault instead")
@@ -558,7 +558,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _sizes(text: str) -> tuple[int, ...]:
-    from engine.bench_parsers import parse_sizes  # stdlib-only module
+    from engine.tools.bench_parsers import parse_sizes  # stdlib-only module
 
     try:
         return parse_sizes(text)
@@ -569,7 +569,7 @@ def _sizes(text: str) -> tuple[int, ...]:
 def main(args: argparse.Namespace) -> int:
     """Run the benchmark and print the result (JSON or human)."""
     if args.parsers:
-        from engine.bench_parsers import main as parsers_main
+        from engine.tools.bench_parsers import main as parsers_main
 
         return parsers_main(args)
     result = run(args)
@@ -581,7 +581,7 @@ def main(args: argparse.Namespace) -> int:
 
 
 def _child_main(argv: Sequence[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m engine.bench")
+    parser = argparse.ArgumentParser(prog="python -m engine.tools.bench")
     sub = parser.add_subparsers(dest="kind", required=True)
     for kind in ("index", "serve"):
         child = sub.add_parser(kind)
