@@ -9,7 +9,6 @@ import logging
 import os
 import posixpath
 import re
-import shutil
 import sqlite3
 import stat
 import threading
@@ -18,16 +17,10 @@ from collections.abc import Collection, Iterable, Iterator, Sequence
 from pathlib import Path
 
 from engine import notes
-from engine.catalog import Catalog
-from engine.channels.base import Channel
-from engine.channels.fulltext import FulltextChannel
-from engine.channels.graph import GraphChannel
-from engine.channels.vectors import VectorChannel
 from engine.config import EngineConfig
 from engine.embedder import Embedder, load_default_embedder
 from engine.errors import (
     CairnError,
-    IndexCorrupt,
     IndexLocked,
     ModelUnavailable,
     NoteExists,
@@ -38,6 +31,7 @@ from engine.errors import (
     VaultNotFound,
 )
 from engine.indexer import Indexer, ProgressFn
+from engine.indexes import Indexes
 from engine.lexicon import lexicon_for
 from engine.query import QueryPlan
 from engine.records import (
@@ -59,13 +53,11 @@ from engine.records import (
 )
 from engine.search import Searcher
 from engine.storage import (
-    Manifest,
     WriterLock,
     describe_holder,
     dir_size,
     index_writes,
     resolve_index_dir,
-    salvage_embeddings,
 )
 from engine.vault import DecodedNote, NoteUnreadable, decode_note
 from engine.vault.links import blank_links
@@ -152,14 +144,9 @@ class Engine:
         _settle_heap()
 
     def _start(self, vault: Path, config: EngineConfig, embedder: Embedder | None) -> None:
-        channels: dict[ChannelName, Channel] = {
-            "fulltext": self._fulltext,
-            "vectors": self._vectors,
-            "graph": self._graph,
-        }
         self._searcher = Searcher(
             self._catalog,
-            channels,
+            self._indexes.channels,
             config,
             stem=self._fulltext.analyze,
             term_weights=self._fulltext.term_weights,
@@ -176,7 +163,7 @@ class Engine:
             config=config,
             on_catalog_change=self._searcher.refresh_titles,
         )
-        self._seen_state = self._index_state()
+        self._seen_state = self._indexes.state()
         self._last_refresh_check = time.monotonic()
         if self._catalog_replaced and self._can_repair:
             # The notes are still on disk: rebuild the lexical index now; embedding
@@ -184,22 +171,20 @@ class Engine:
             self.reindex(embed=False)
 
     def _open_indexes(self) -> None:
-        self._catalog_replaced = False
-        self._manifest_path = self.index_dir / "manifest.json"
-        self._manifest, problem = Manifest.load(self._manifest_path)
-        if problem:
-            self.repairs.append(problem)
-        self._catalog = self._open_catalog()
-        self._fulltext = self._open_fulltext()
-        self._vectors = self._open_vectors()
-        self._graph = GraphChannel(self.config.graph, self.index_dir / "graph.pickle", self._lexicon)
-        problem = self._graph.open(self._catalog)
-        if problem:
-            self.repairs.append(problem)
-        if self._can_repair:
-            self._sync_derived()
-        elif self._embedder is not None:
-            self._vectors.update(self._catalog, (), ())  # in memory only: the writer saves
+        self._indexes = Indexes(
+            self.index_dir,
+            self.config,
+            self._embedder,
+            self._lexicon,
+            writable=self._can_repair,
+            writer=lambda: self.writer,
+        )
+        self.repairs.extend(self._indexes.repairs)
+        self._catalog_replaced = self._indexes.catalog_replaced
+        self._catalog = self._indexes.catalog
+        self._fulltext = self._indexes.fulltext
+        self._vectors = self._indexes.vectors
+        self._graph = self._indexes.graph
 
     # -- opening --------------------------------------------------------------------
     @classmethod
@@ -247,157 +232,6 @@ class Engine:
                 problem = "no embedder configured"
         return cls(root, directory, cfg, chosen, problem)
 
-    def _open_catalog(self) -> Catalog:
-        path = self.index_dir / "catalog.sqlite"
-        lost = self._lost_catalog(path)
-        reason = lost
-        if not lost:
-            try:
-                catalog = Catalog(path)
-                if catalog.check() == "ok":
-                    return catalog
-                catalog.close()
-                reason = "integrity check failed"
-            except IndexCorrupt as exc:
-                reason = str(exc)
-        if not self._can_repair:
-            raise IndexCorrupt(f"catalog is damaged ({reason}) and {self.writer or 'another process'} is writing it")
-        aside = path.with_name(f"catalog.damaged-{int(time.time())}.sqlite")
-        for suffix in ("", "-wal", "-shm"):
-            source = Path(f"{path}{suffix}")
-            if source.exists():
-                # A journal left without its database would be replayed into the new one.
-                os.replace(source, Path(f"{aside}{suffix}"))
-        self._manifest = Manifest()
-        self._catalog_replaced = True
-        catalog = Catalog(path)
-        if lost:
-            self.repairs.append(f"{lost}; rebuilt from the notes (the next reindex embeds them again)")
-            return catalog
-        salvaged = 0
-        for model_id, rows in salvage_embeddings(aside):
-            catalog.store_embeddings(model_id, rows)
-            salvaged += len(rows)
-        kept = f"; {salvaged} cached embeddings recovered" if salvaged else ""
-        self.repairs.append(f"catalog was damaged ({reason}); moved aside to {aside.name} and rebuilt from the notes{kept}")
-        return catalog
-
-    def _lost_catalog(self, path: Path) -> str:
-        """Why the catalog is gone while the indexes derived from it are still there ("" if it is not).
-
-        SQLite opens a missing or 0-byte file as a new, empty database; taken at its word,
-        the repair at open would empty every other index to match it.
-        """
-        derived = ("fulltext", "vectors.faiss", "graph.pickle", "manifest.json")
-        if not any((self.index_dir / name).exists() for name in derived):
-            return ""  # a new index (or one killed while it was being created)
-        try:
-            size = path.stat().st_size
-        except FileNotFoundError:
-            return f"catalog is missing ({path.name} was deleted) but the indexes built from it are there"
-        except OSError:
-            return ""  # unreadable for another reason: opening it says which
-        if size == 0:
-            return f"catalog is empty ({path.name} has 0 bytes) but the indexes built from it are there"
-        return ""
-
-    def _open_fulltext(self) -> FulltextChannel:
-        directory = self.index_dir / "fulltext"
-        if self._manifest.rebuild_derived and self._can_repair:
-            shutil.rmtree(directory, ignore_errors=True)
-            self._manifest.generations.pop("fulltext", None)
-        try:
-            return FulltextChannel(directory, self.config.fulltext)
-        except IndexCorrupt as exc:
-            if not self._can_repair:
-                raise
-            self.repairs.append(f"{exc}; rebuilt from the catalog")
-            shutil.rmtree(directory, ignore_errors=True)
-            channel = FulltextChannel(directory, self.config.fulltext)
-            channel.rebuild(self._catalog)
-            self._manifest.generations["fulltext"] = self._catalog.generation
-            return channel
-
-    def _open_vectors(self) -> VectorChannel:
-        path = self.index_dir / "vectors.faiss"
-        model_id = self._embedder.model_id if self._embedder else ""
-        if self._embedder is not None and self._manifest.model_id not in ("", model_id) and path.exists() and self._can_repair:
-            self.repairs.append(f"model changed from {self._manifest.model_id} to {model_id}; vector index rebuilt")
-            path.unlink()
-            self._manifest.generations.pop("vectors", None)
-        elif self._manifest.rebuild_derived and self._can_repair:
-            path.unlink(missing_ok=True)
-            self._manifest.generations.pop("vectors", None)
-        dims = self._embedder.dims if self._embedder else 384
-        try:
-            channel = VectorChannel(path, self.config.vectors, self._embedder, dims=dims)
-        except IndexCorrupt as exc:
-            if not self._can_repair:
-                raise
-            self.repairs.append(f"{exc}; rebuilt from cached embeddings")
-            path.unlink(missing_ok=True)
-            channel = VectorChannel(path, self.config.vectors, self._embedder, dims=dims)
-            channel.rebuild(self._catalog)
-            self._manifest.generations["vectors"] = self._catalog.generation
-        channel.attach_owners(self._catalog.chunk_owners())
-        return channel
-
-    def _sync_derived(self) -> None:
-        """Repair derived indexes whose generation lags the catalog's (e.g. after a kill)."""
-        generation = self._catalog.generation
-        changed = False
-        if not (self.index_dir / "vectors.faiss").exists():
-            self._manifest.generations.pop("vectors", None)
-        if (
-            self._manifest.generations.get("fulltext") != generation
-            or self._fulltext.count() != self._catalog.counts()["notes"]
-        ):
-            catalog_shas = {p: state.sha for p, state in self._catalog.file_states().items()}
-            indexed = self._fulltext.indexed_shas()
-            stale = [p for p, sha in catalog_shas.items() if indexed.get(p) != sha]
-            extra = [p for p in indexed if p not in catalog_shas]
-            if stale or extra:
-                self._fulltext.update(self._catalog, stale, extra)
-                if self._manifest.generations.get("fulltext") is not None:
-                    self.repairs.append(f"full-text index caught up with the catalog ({len(stale) + len(extra)} notes)")
-            self._manifest.generations["fulltext"] = generation
-            changed = True
-        if self._embedder is not None and (
-            self._manifest.generations.get("vectors") != generation
-            or self._vectors.chunk_count() != self._catalog.embedded_chunk_count(self._embedder.model_id)
-        ):
-            before = self._vectors.chunk_count()
-            self._vectors.update(self._catalog, (), ())
-            self._vectors.save()
-            if self._manifest.generations.get("vectors") is not None and self._vectors.chunk_count() != before:
-                self.repairs.append(f"vector index caught up with the catalog ({self._vectors.chunk_count()} chunks)")
-            self._manifest.generations["vectors"] = generation
-            changed = True
-        elif self._embedder is not None:
-            self._vectors.mark_backlog()
-        if self._embedder is not None and self._manifest.model_id != self._embedder.model_id:
-            self._manifest.model_id = self._embedder.model_id
-            changed = True
-        if changed:
-            self._save_manifest()
-
-    def _save_manifest(self) -> None:
-        try:
-            self._manifest.save(self._manifest_path)
-        except OSError as exc:
-            log.warning("could not write %s: %s", self._manifest_path, exc)
-
-    def _index_state(self) -> tuple[object, ...]:
-        """What changes when any process writes the index: catalog generation, manifest, vectors."""
-        stamps: list[object] = [self._catalog.generation]
-        for name in ("manifest.json", "vectors.faiss", "vectors.delta.npz"):
-            try:
-                st = (self.index_dir / name).stat()
-                stamps.append((st.st_mtime_ns, st.st_size))
-            except OSError:
-                stamps.append(None)
-        return tuple(stamps)
-
     def refresh(self) -> bool:
         """Pick up what another process wrote to the index; True if anything changed.
 
@@ -414,13 +248,10 @@ class Engine:
 
     def _catch_up(self) -> bool:
         """Reload the in-memory views if the index changed on disk since this process looked."""
-        state = self._index_state()
+        state = self._indexes.state()
         if state == self._seen_state:
             return False
-        self._fulltext.refresh()
-        if self._embedder is not None:
-            self._vectors.update(self._catalog, (), ())
-        self._graph.open(self._catalog)  # the writer may have saved this generation
+        self._indexes.reload()
         self._searcher.refresh_titles()
         self._seen_state = state  # only now: a refresh that failed half-way is tried again
         return True
@@ -483,10 +314,7 @@ class Engine:
             except OSError as exc:
                 log.warning("could not save the graph: %s", exc)
         self._searcher.close()
-        self._fulltext.close()
-        self._vectors.close()
-        self._graph.close()
-        self._catalog.close()
+        self._indexes.close()
         self._lock.release()
 
     def __enter__(self) -> Engine:
@@ -587,7 +415,7 @@ class Engine:
         catalog finds them (as the repair at open does after a kill).
         """
         self._indexer.resolve_all_links()
-        self._sync_derived()
+        self._indexes.sync()
         self._graph.open(self._catalog)  # rebuilt unless the saved graph matches the catalog
         self._searcher.refresh_titles()
         self._derived_lag = False
@@ -597,17 +425,8 @@ class Engine:
 
     def _commit_generations(self) -> None:
         """Record that the derived indexes reflect the catalog as it is now."""
-        generation = self._catalog.generation
-        self._manifest.generations["fulltext"] = generation
-        if self._embedder is not None:
-            self._manifest.generations["vectors"] = generation
-            self._manifest.model_id = self._embedder.model_id
-        self._save_manifest()
-        try:
-            self._graph.save(only_rebuilt=True)
-        except OSError as exc:
-            log.warning("could not save the graph: %s", exc)
-        self._seen_state = self._index_state()
+        self._indexes.commit()
+        self._seen_state = self._indexes.state()
 
 
     def embed_pending(self, progress: ProgressFn | None = None, *, paths: Collection[str] | None = None) -> int:
@@ -616,7 +435,7 @@ class Engine:
             self._catch_up()
             done = self._indexer.embed_pending(progress or (lambda _p: None), paths=paths)
             self._vectors.save()
-            self._seen_state = self._index_state()
+            self._seen_state = self._indexes.state()
             return done
 
     def stop(self) -> None:

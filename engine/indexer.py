@@ -19,13 +19,12 @@ import numpy as np
 import numpy.typing as npt
 
 from engine.catalog import Catalog, embedding_text
-from engine.channels.fulltext import FulltextChannel
-from engine.channels.graph import GraphChannel
-from engine.channels.vectors import VectorChannel
+from engine.channels.base import Channel, VectorIndex
 from engine.chunking import CHUNKER_VERSION, chunk_note
 from engine.config import EngineConfig
 from engine.embedder import Embedder, embed_in_batches
 from engine.entities import extract_capitalized_words, extract_names, normalize
+from engine.lexicon import lexicon_for
 from engine.names import path_problem, printable_path
 from engine.notes import remove_stale_temps
 from engine.records import Chunk, NoteInfo, Progress, ReindexReport, SkippedFile
@@ -77,9 +76,9 @@ class Indexer:
         vault: Path,
         catalog: Catalog,
         *,
-        fulltext: FulltextChannel,
-        graph: GraphChannel,
-        vectors: VectorChannel,
+        fulltext: Channel,
+        graph: Channel,
+        vectors: VectorIndex,
         embedder: Embedder | None,
         config: EngineConfig,
         on_catalog_change: Callable[[], None] = lambda: None,
@@ -250,13 +249,21 @@ class Indexer:
         out: list[_Pending] = []
         workers = min(os.cpu_count() or 1, _PARSE_MAX_WORKERS)
         if total < _PARALLEL_PARSE_MIN or workers < 2:
-            results: Iterable[_Pending] = (_prepare(item, chunking.max_words, chunking.overlap_words) for item in items)
+            language = self._config.language
+            results: Iterable[_Pending] = (
+                _prepare(item, chunking.max_words, chunking.overlap_words, language) for item in items
+            )
             pool = None
         else:
             # spawn, not fork: the engine may be running threads (searches, embedding).
             pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
             results = pool.map(
-                functools.partial(_prepare, max_words=chunking.max_words, overlap_words=chunking.overlap_words),
+                functools.partial(
+                    _prepare,
+                    max_words=chunking.max_words,
+                    overlap_words=chunking.overlap_words,
+                    language=self._config.language,
+                ),
                 items,
                 chunksize=_PARSE_CHUNKSIZE,
             )
@@ -403,19 +410,20 @@ class Indexer:
         return done
 
 
-def _prepare(item: _Unparsed, max_words: int, overlap_words: int) -> _Pending:
+def _prepare(item: _Unparsed, max_words: int, overlap_words: int, language: str = "en") -> _Pending:
     """One note read from disk → catalog rows (a module function so worker processes can run it)."""
     path, mtime, size, text, sha, read_warnings = item
+    lexicon = lexicon_for(language)
     note = parse_note(path, text)
     chunks = chunk_note(note, max_words, overlap_words)
     mentions: list[tuple[int, str]] = []
     for chunk in chunks:
-        names = extract_names(chunk.text)
+        names = extract_names(chunk.text, lexicon)
         mentions.extend((chunk.ordinal, name) for name in names)
         # Single capitalised words become edges only where they are a note's title (graph).
         named = {normalize(name) for name in names}
         mentions.extend(
-            (chunk.ordinal, word) for word in extract_capitalized_words(chunk.text) if word.casefold() not in named
+            (chunk.ordinal, word) for word in extract_capitalized_words(chunk.text, lexicon) if word.casefold() not in named
         )
     info = NoteInfo(
         path=path,

@@ -2,17 +2,28 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from engine.api import Engine
-from engine.channels.base import Channel
+from engine.catalog import Catalog
+from engine.channels import fulltext, graph, vectors
+from engine.channels.base import ChannelContext, ChannelOpener
+from engine.channels.fulltext import analyze_text
+from engine.config import EngineConfig
 from engine.embedder import HashEmbedder
-from engine.query import QueryPlan
+from engine.lexicon.en import ENGLISH
+from engine.query import Planner
 
 CHANNELS = ["fulltext", "vectors", "graph"]
+OPENERS: dict[str, ChannelOpener] = {
+    "fulltext": fulltext.open_channel,
+    "vectors": vectors.open_channel,
+    "graph": graph.open_channel,
+}
+EMBEDDER = HashEmbedder(dims=128)
 
 NOTES = {
     "People/Quentin Marsh.md": "---\naliases: [Q]\ntags: [person]\n---\n# Quentin Marsh\n\nQuentin maintains the [[Heliograph]] relay.\n",
@@ -25,93 +36,112 @@ NOTES = {
 
 
 @pytest.fixture
-def built(tmp_path: Path) -> Iterator[tuple[Engine, Path]]:
+def built(tmp_path: Path) -> Iterator[tuple[Path, Path]]:
+    """A vault of NOTES indexed once by the engine: (vault, index folder)."""
     vault = tmp_path / "vault"
     for rel, text in NOTES.items():
         (vault / rel).parent.mkdir(parents=True, exist_ok=True)
         (vault / rel).write_text(text, encoding="utf-8")
-    engine = Engine.open(vault, index_dir=tmp_path / "idx", embedder=HashEmbedder(dims=128))
-    engine.reindex()
-    yield engine, vault
-    engine.close()
+    index = tmp_path / "idx"
+    with Engine.open(vault, index_dir=index, embedder=EMBEDDER) as engine:
+        engine.reindex()
+    yield vault, index
 
 
-def channel_of(engine: Engine, name: str) -> Channel:
-    global PLANNER
-    PLANNER = lambda text: engine.plan(text, as_you_type=False)  # noqa: E731
-    return engine._searcher._channels[name]  # type: ignore[return-value]
+class Opened:
+    """One channel opened through its module's `open_channel`, as the engine opens it, with its catalog."""
+
+    def __init__(self, index: Path, name: str) -> None:
+        self.catalog = Catalog(index / "catalog.sqlite")
+        context = ChannelContext(index, EngineConfig(), self.catalog, EMBEDDER, ENGLISH)
+        self.channel, self.note = OPENERS[name](context)
+        recognize = getattr(self.channel, "entity_matches", None)  # the graph knows the vault's names
+        self.planner = Planner(ENGLISH, stem=analyze_text, recognize=recognize)
+
+    def search(self, text: str, limit: int = 10) -> list[str]:
+        answer = self.channel.search(self.planner.plan(text, as_you_type=False), limit)
+        ranks = [hit.rank for hit in answer.hits]
+        assert ranks == list(range(1, len(ranks) + 1)), "ranks are 1-based and consecutive"
+        scores = [hit.score for hit in answer.hits]
+        assert scores == sorted(scores, reverse=True), "best first"
+        paths = [hit.path for hit in answer.hits]
+        assert len(paths) == len(set(paths)), "one hit per note"
+        assert len(paths) <= limit
+        return paths
+
+    def close(self) -> None:
+        self.channel.close()
+        self.catalog.close()
 
 
-PLANNER: Callable[[str], QueryPlan]
+@pytest.fixture
+def opened(built: tuple[Path, Path], request: pytest.FixtureRequest) -> Iterator[Opened]:
+    _vault, index = built
+    channel = Opened(index, request.param)
+    yield channel
+    channel.close()
 
 
-def search(channel: Channel, text: str, limit: int = 10) -> list[str]:
-    answer = channel.search(PLANNER(text), limit)
-    ranks = [hit.rank for hit in answer.hits]
-    assert ranks == list(range(1, len(ranks) + 1)), "ranks are 1-based and consecutive"
-    scores = [hit.score for hit in answer.hits]
-    assert scores == sorted(scores, reverse=True), "best first"
-    paths = [hit.path for hit in answer.hits]
-    assert len(paths) == len(set(paths)), "one hit per note"
-    assert len(paths) <= limit
-    return paths
+@pytest.mark.parametrize("opened", CHANNELS, indirect=True)
+def test_opens_what_the_engine_built_without_repairs(opened: Opened) -> None:
+    assert opened.note == ""
+    assert opened.channel.count() == len(NOTES)
+    assert opened.channel.sync(opened.catalog, lagging=True, writable=True) == ""
 
 
-@pytest.mark.parametrize("name", CHANNELS)
-def test_builds_every_note(built: tuple[Engine, Path], name: str) -> None:
-    engine, _ = built
-    assert channel_of(engine, name).count() == len(NOTES)
-
-
-@pytest.mark.parametrize("name", CHANNELS)
-def test_finds_a_note_by_its_name(built: tuple[Engine, Path], name: str) -> None:
-    engine, _ = built
-    paths = search(channel_of(engine, name), "Heliograph")
+@pytest.mark.parametrize("opened", CHANNELS, indirect=True)
+def test_finds_a_note_by_its_name(opened: Opened) -> None:
+    paths = opened.search("Heliograph")
     assert "Projects/Heliograph.md" in paths[:2]
     assert set(paths) <= set(NOTES)
 
 
-@pytest.mark.parametrize("name", CHANNELS)
-def test_empty_query_and_limit(built: tuple[Engine, Path], name: str) -> None:
-    engine, _ = built
-    channel = channel_of(engine, name)
-    assert channel.search(PLANNER("  ?! "), 10).hits == ()
-    assert len(search(channel, "Quentin Marsh heliograph herons", limit=1)) <= 1
+@pytest.mark.parametrize("opened", CHANNELS, indirect=True)
+def test_empty_query_and_limit(opened: Opened) -> None:
+    assert opened.channel.search(opened.planner.plan("  ?! "), 10).hits == ()
+    assert len(opened.search("Quentin Marsh heliograph herons", limit=1)) <= 1
 
 
 @pytest.mark.parametrize("name", CHANNELS)
-def test_update_and_remove(built: tuple[Engine, Path], name: str) -> None:
-    engine, vault = built
-    channel = channel_of(engine, name)
-    (vault / "Inbox" / "Loose Thought.md").unlink()
-    (vault / "Projects" / "Heliograph.md").write_text(
-        "# Heliograph\n\nDecommissioned; replaced by the Marigold Beacon.\n", encoding="utf-8"
-    )
-    (vault / "Projects" / "Marigold Beacon.md").write_text("# Marigold Beacon\n\nA radio beacon.\n", encoding="utf-8")
-    engine.reindex()
-    assert channel.count() == len(NOTES)  # one removed, one added
-    everything = search(channel, "Heliograph Marigold Beacon lighthouse Loose Thought", limit=50)
-    assert "Inbox/Loose Thought.md" not in everything
-    assert "Projects/Marigold Beacon.md" in search(channel, "Marigold Beacon")[:2]
-
-
-@pytest.mark.parametrize("name", CHANNELS)
-def test_survives_reopen(built: tuple[Engine, Path], name: str, tmp_path: Path) -> None:
-    engine, vault = built
-    before = search(channel_of(engine, name), "Wren Adeyemi herons")
-    engine.close()
-    reopened = Engine.open(vault, index_dir=tmp_path / "idx", embedder=HashEmbedder(dims=128))
+def test_update_and_remove(built: tuple[Path, Path], name: str) -> None:
+    vault, index = built
+    opened = Opened(index, name)
     try:
-        assert search(channel_of(reopened, name), "Wren Adeyemi herons") == before
-        assert reopened.repairs == []
+        (vault / "Inbox" / "Loose Thought.md").unlink()
+        (vault / "Projects" / "Heliograph.md").write_text(
+            "# Heliograph\n\nDecommissioned; replaced by the Marigold Beacon.\n", encoding="utf-8"
+        )
+        (vault / "Projects" / "Marigold Beacon.md").write_text("# Marigold Beacon\n\nA radio beacon.\n", encoding="utf-8")
+        with Engine.open(vault, index_dir=index, embedder=EMBEDDER) as engine:
+            engine.reindex()  # the catalog (and the engine's own channels) take the change
+        changed = ["Projects/Heliograph.md", "Projects/Marigold Beacon.md"]
+        opened.channel.reload(opened.catalog)
+        opened.channel.update(opened.catalog, changed, ["Inbox/Loose Thought.md"])
+        assert opened.channel.count() == len(NOTES)  # one removed, one added
+        everything = opened.search("Heliograph Marigold Beacon lighthouse Loose Thought", limit=50)
+        assert "Inbox/Loose Thought.md" not in everything
+        assert "Projects/Marigold Beacon.md" in opened.search("Marigold Beacon")[:2]
     finally:
-        reopened.close()
+        opened.close()
 
 
 @pytest.mark.parametrize("name", CHANNELS)
-def test_rebuild_is_idempotent(built: tuple[Engine, Path], name: str) -> None:
-    engine, _ = built
-    channel = channel_of(engine, name)
-    before = search(channel, "mirrors valley Quentin")
-    channel.rebuild(engine._catalog)
-    assert search(channel, "mirrors valley Quentin") == before
+def test_survives_reopen(built: tuple[Path, Path], name: str) -> None:
+    _vault, index = built
+    first = Opened(index, name)
+    before = first.search("Wren Adeyemi herons")
+    first.channel.save()
+    first.close()
+    again = Opened(index, name)
+    try:
+        assert again.note == ""
+        assert again.search("Wren Adeyemi herons") == before
+    finally:
+        again.close()
+
+
+@pytest.mark.parametrize("opened", CHANNELS, indirect=True)
+def test_rebuild_is_idempotent(opened: Opened) -> None:
+    before = opened.search("mirrors valley Quentin")
+    opened.channel.rebuild(opened.catalog)
+    assert opened.search("mirrors valley Quentin") == before

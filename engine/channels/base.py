@@ -1,15 +1,22 @@
-"""The one interface every retrieval channel implements."""
+"""The one interface every retrieval channel implements, from opening to searching."""
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from engine.records import ChannelHit, ChannelName, ChannelState
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
     from engine.catalog import Catalog
+    from engine.config import EngineConfig
+    from engine.embedder import Embedder
+    from engine.lexicon import Lexicon
     from engine.query import QueryPlan
 
 
@@ -26,10 +33,44 @@ class ChannelAnswer:
     answer_notes: frozenset[str] = frozenset()
 
 
+@dataclass(frozen=True)
+class ChannelContext:
+    """What opening a channel needs: where its files are, the settings, the catalog it derives from.
+
+    `discard` says the files on disk are of another index format: the channel starts
+    empty and is rebuilt. `writable` says this process holds the index's writer lock and
+    may repair what it finds; a reader reports damage instead. `recorded_model` is the
+    embedding model the manifest says the vectors were made with.
+    """
+
+    index_dir: Path
+    config: EngineConfig
+    catalog: Catalog
+    embedder: Embedder | None
+    lexicon: Lexicon
+    discard: bool = False
+    writable: bool = True
+    recorded_model: str = ""
+
+
 class Channel(Protocol):
-    """Build from catalog rows, update incrementally, search, persist."""
+    """A retrieval channel's whole life: opened (by its module's `open_channel`), kept in
+    step with the catalog, searched, saved and closed."""
 
     name: ChannelName
+
+    def sync(self, catalog: Catalog, *, lagging: bool, writable: bool) -> str:
+        """Bring the channel in step with the catalog when the index is opened.
+
+        `lagging` says the manifest recorded another catalog generation for this channel
+        (a kill, another process); only the difference is redone, and only when
+        `writable`. Returns what was redone, for the open's repair notes ("" if nothing).
+        """
+        ...
+
+    def reload(self, catalog: Catalog) -> None:
+        """Pick up what another process wrote to this channel's files."""
+        ...
 
     def rebuild(self, catalog: Catalog) -> None:
         """Rebuild everything from the catalog."""
@@ -54,3 +95,19 @@ class Channel(Protocol):
     def close(self) -> None:
         """Release files and memory."""
         ...
+
+
+class VectorIndex(Channel, Protocol):
+    """The vector channel as the indexer feeds it: embedded chunks go in as they come."""
+
+    def add_vectors(self, rows: Iterable[tuple[int, npt.NDArray[np.float32]]], *, recent: bool = False) -> int:
+        """Add (chunk id, vector) rows; `recent` ones (an edit's) are also searched exactly. Returns how many."""
+        ...
+
+    def attach_owners(self, owners: dict[int, str]) -> None:
+        """Set the chunk id → note path map (from the catalog)."""
+        ...
+
+
+# Each channel module's `open_channel`: the channel, and what opening it repaired ("" if nothing).
+ChannelOpener = Callable[[ChannelContext], "tuple[Channel, str]"]

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.catalog import Catalog, NoteRow
-from engine.channels.base import ChannelAnswer
+from engine.channels.base import ChannelAnswer, ChannelContext
 from engine.channels.bm25 import BulkScorer, SegmentCache
 from engine.config import FulltextConfig
 from engine.entities import LATIN_FOLDS as _ACCENT_FOLDS
@@ -220,6 +220,23 @@ class FulltextChannel:
         return list(dict.fromkeys([*own, *(term for term, _ in best)]))
 
     # -- lifecycle ----------------------------------------------------------------
+    def sync(self, catalog: Catalog, *, lagging: bool, writable: bool) -> str:
+        """Re-index the notes whose indexed sha differs from the catalog's (a killed run left them)."""
+        if not writable or (not lagging and self.count() == catalog.counts()["notes"]):
+            return ""
+        catalog_shas = {p: state.sha for p, state in catalog.file_states().items()}
+        indexed = self.indexed_shas()
+        stale = [p for p, sha in catalog_shas.items() if indexed.get(p) != sha]
+        extra = [p for p in indexed if p not in catalog_shas]
+        if not stale and not extra:
+            return ""
+        self.update(catalog, stale, extra)
+        return f"full-text index caught up with the catalog ({len(stale) + len(extra)} notes)"
+
+    def reload(self, catalog: Catalog) -> None:
+        """Reopen the searcher if another process committed since it was opened."""
+        self.refresh()
+
     def refresh(self) -> None:
         """Reopen the searcher if another process committed since it was opened."""
         with self._lock:
@@ -267,3 +284,19 @@ def _tag_words(tags: Iterable[str]) -> list[str]:
         words.append(clean.replace("/", "_"))
         words.extend(part for part in clean.split("/") if part)
     return words
+
+
+def open_channel(context: ChannelContext) -> tuple[FulltextChannel, str]:
+    """The full-text channel over `<index>/fulltext`, rebuilt from the catalog when unreadable or discarded."""
+    directory = context.index_dir / "fulltext"
+    if context.discard and context.writable:
+        shutil.rmtree(directory, ignore_errors=True)
+    try:
+        return FulltextChannel(directory, context.config.fulltext), ""
+    except IndexCorrupt as exc:
+        if not context.writable:
+            raise
+        shutil.rmtree(directory, ignore_errors=True)
+        channel = FulltextChannel(directory, context.config.fulltext)
+        channel.rebuild(context.catalog)
+        return channel, f"{exc}; rebuilt from the catalog"

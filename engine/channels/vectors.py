@@ -14,7 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from engine.catalog import Catalog
-from engine.channels.base import ChannelAnswer
+from engine.channels.base import ChannelAnswer, ChannelContext
 from engine.config import VectorConfig
 from engine.embedder import Embedder
 from engine.errors import IndexCorrupt
@@ -130,6 +130,31 @@ class VectorChannel:
         """Set the chunk id → note path map (from the catalog)."""
         with self._lock:
             self._owners = owners
+
+    def sync(self, catalog: Catalog, *, lagging: bool, writable: bool) -> str:
+        """Add the cached vectors the index lacks and drop those of gone chunks (a killed run).
+
+        A reader only brings its view in step (in memory; the writer saves).
+        """
+        if self._embedder is None:
+            return ""
+        if not writable:
+            self.update(catalog, (), ())
+            return ""
+        if not lagging and self.chunk_count() == catalog.embedded_chunk_count(self._embedder.model_id):
+            self.mark_backlog()
+            return ""
+        before = self.chunk_count()
+        self.update(catalog, (), ())
+        self.save()
+        if lagging and self.chunk_count() != before:
+            return f"vector index caught up with the catalog ({self.chunk_count()} chunks)"
+        return ""
+
+    def reload(self, catalog: Catalog) -> None:
+        """Take in the vectors another process added to the catalog since."""
+        if self._embedder is not None:
+            self.update(catalog, (), ())
 
     def mark_backlog(self) -> None:
         """Note that no chunk outside the index has a cached vector (the index is in step
@@ -405,3 +430,30 @@ def _settled_text(query: Query) -> str:
 
 
 _SETTLED_LETTERS = 4
+
+
+def open_channel(context: ChannelContext) -> tuple[VectorChannel, str]:
+    """The vector channel over `<index>/vectors.faiss`; rebuilt from the cached embeddings when
+    unreadable, or when the manifest says another model made it."""
+    path = context.index_dir / "vectors.faiss"
+    embedder = context.embedder
+    model_id = embedder.model_id if embedder else ""
+    note = ""
+    if context.writable and path.exists():
+        if embedder is not None and context.recorded_model not in ("", model_id):
+            note = f"model changed from {context.recorded_model} to {model_id}; vector index rebuilt"
+            path.unlink()
+        elif context.discard:
+            path.unlink()
+    dims = embedder.dims if embedder else 384
+    try:
+        channel = VectorChannel(path, context.config.vectors, embedder, dims=dims)
+    except IndexCorrupt as exc:
+        if not context.writable:
+            raise
+        path.unlink(missing_ok=True)
+        channel = VectorChannel(path, context.config.vectors, embedder, dims=dims)
+        channel.rebuild(context.catalog)
+        note = f"{exc}; rebuilt from cached embeddings"
+    channel.attach_owners(context.catalog.chunk_owners())
+    return channel, note

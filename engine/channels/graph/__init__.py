@@ -6,6 +6,6 @@
 
 from __future__ import annotations
 
-from engine.channels.graph.channel import GraphChannel
+from engine.channels.graph.channel import GraphChannel, open_channel
 
-__all__ = ["GraphChannel"]
+__all__ = ["GraphChannel", "open_channel"]

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.catalog import Catalog
-from engine.channels.base import ChannelAnswer
+from engine.channels.base import ChannelAnswer, ChannelContext
 from engine.channels.graph import store, walk
 from engine.channels.graph.build import (
     INCREMENTAL_SHARE,
@@ -229,6 +229,14 @@ class GraphChannel:
         return [] if snapshot is None else walk.neighbors(snapshot, path, limit, self._config)
 
     # -- lifecycle ------------------------------------------------------------------
+    def sync(self, catalog: Catalog, *, lagging: bool, writable: bool) -> str:
+        """Nothing to redo: `open` already loaded the saved graph only if it was current, else rebuilt it."""
+        return ""
+
+    def reload(self, catalog: Catalog) -> None:
+        """Load the graph another process saved for the catalog as it is now (or rebuild it)."""
+        self.open(catalog)
+
     def entity_count(self) -> int:
         """Vertices in the graph (a name no note mentions any more is not counted)."""
         with self._lock:
@@ -305,3 +313,9 @@ class GraphChannel:
         with self._lock:
             self._snapshot = None
             self._build = None
+
+
+def open_channel(context: ChannelContext) -> tuple[GraphChannel, str]:
+    """The graph channel: the saved graph next to the index if it reflects the catalog, else built from it."""
+    channel = GraphChannel(context.config.graph, context.index_dir / "graph.pickle", context.lexicon)
+    return channel, channel.open(context.catalog)

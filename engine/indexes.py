@@ -1,0 +1,211 @@
+"""The index on disk: the catalog, the channels derived from it, and the manifest that says what they reflect.
+
+Opening loops over the channels through their one Protocol: each channel module's
+`open_channel` readies it (rebuilding what cannot be read), then `sync` redoes what a
+killed run or another process left undone. The manifest records, per channel, the
+catalog generation it reflects, so a lagging channel is found at open.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from engine.catalog import Catalog
+from engine.channels import fulltext as fulltext_module
+from engine.channels import graph as graph_module
+from engine.channels import vectors as vectors_module
+from engine.channels.base import Channel, ChannelContext
+from engine.channels.fulltext import FulltextChannel
+from engine.channels.graph import GraphChannel
+from engine.channels.vectors import VectorChannel
+from engine.config import EngineConfig
+from engine.embedder import Embedder
+from engine.errors import IndexCorrupt
+from engine.lexicon import Lexicon
+from engine.records import ChannelName
+from engine.storage import Manifest, salvage_embeddings
+
+__all__ = ["Indexes"]
+
+log = logging.getLogger("cairn.indexes")
+
+
+class Indexes:
+    """The catalog and its three channels, opened, repaired and kept in step with one manifest."""
+
+    def __init__(
+        self,
+        index_dir: Path,
+        config: EngineConfig,
+        embedder: Embedder | None,
+        lexicon: Lexicon,
+        *,
+        writable: bool,
+        writer: Callable[[], str | None],
+    ) -> None:
+        """Open (or create) every part of the index; `writable` says this process may repair what it finds.
+
+        Raises:
+            IndexCorrupt: a part is damaged and another process (`writer()`) holds the index.
+        """
+        self.index_dir = index_dir
+        self._embedder = embedder
+        self._writable = writable
+        self._writer = writer
+        self.repairs: list[str] = []
+        self.catalog_replaced = False
+        self._manifest_path = index_dir / "manifest.json"
+        self.manifest, problem = Manifest.load(self._manifest_path)
+        if problem:
+            self.repairs.append(problem)
+        self.catalog = self._open_catalog()
+        context = ChannelContext(
+            index_dir=index_dir,
+            config=config,
+            catalog=self.catalog,
+            embedder=embedder,
+            lexicon=lexicon,
+            discard=self.manifest.rebuild_derived,
+            writable=writable,
+            recorded_model=self.manifest.model_id,
+        )
+        if writable and self.manifest.rebuild_derived:
+            self.manifest.generations.clear()
+        self.fulltext, note_fulltext = fulltext_module.open_channel(context)
+        self.vectors, note_vectors = vectors_module.open_channel(context)
+        self.graph, note_graph = graph_module.open_channel(context)
+        self.repairs.extend(note for note in (note_fulltext, note_vectors, note_graph) if note)
+        self.sync()
+
+    @property
+    def channels(self) -> dict[ChannelName, Channel]:
+        """Every channel by name."""
+        return {"fulltext": self.fulltext, "vectors": self.vectors, "graph": self.graph}
+
+    # -- the catalog ------------------------------------------------------------------
+    def _open_catalog(self) -> Catalog:
+        path = self.index_dir / "catalog.sqlite"
+        lost = self._lost_catalog(path)
+        reason = lost
+        if not lost:
+            try:
+                catalog = Catalog(path)
+                if catalog.check() == "ok":
+                    return catalog
+                catalog.close()
+                reason = "integrity check failed"
+            except IndexCorrupt as exc:
+                reason = str(exc)
+        if not self._writable:
+            raise IndexCorrupt(f"catalog is damaged ({reason}) and {self._writer() or 'another process'} is writing it")
+        aside = path.with_name(f"catalog.damaged-{int(time.time())}.sqlite")
+        for suffix in ("", "-wal", "-shm"):
+            source = Path(f"{path}{suffix}")
+            if source.exists():
+                # A journal left without its database would be replayed into the new one.
+                os.replace(source, Path(f"{aside}{suffix}"))
+        self.manifest = Manifest()
+        self.catalog_replaced = True
+        catalog = Catalog(path)
+        if lost:
+            self.repairs.append(f"{lost}; rebuilt from the notes (the next reindex embeds them again)")
+            return catalog
+        salvaged = 0
+        for model_id, rows in salvage_embeddings(aside):
+            catalog.store_embeddings(model_id, rows)
+            salvaged += len(rows)
+        kept = f"; {salvaged} cached embeddings recovered" if salvaged else ""
+        self.repairs.append(f"catalog was damaged ({reason}); moved aside to {aside.name} and rebuilt from the notes{kept}")
+        return catalog
+
+    def _lost_catalog(self, path: Path) -> str:
+        """Why the catalog is gone while the indexes derived from it are still there ("" if it is not).
+
+        SQLite opens a missing or 0-byte file as a new, empty database; taken at its word,
+        the repair at open would empty every other index to match it.
+        """
+        derived = ("fulltext", "vectors.faiss", "graph.pickle", "manifest.json")
+        if not any((self.index_dir / name).exists() for name in derived):
+            return ""  # a new index (or one killed while it was being created)
+        try:
+            size = path.stat().st_size
+        except FileNotFoundError:
+            return f"catalog is missing ({path.name} was deleted) but the indexes built from it are there"
+        except OSError:
+            return ""  # unreadable for another reason: opening it says which
+        if size == 0:
+            return f"catalog is empty ({path.name} has 0 bytes) but the indexes built from it are there"
+        return ""
+
+    # -- keeping in step -----------------------------------------------------------------
+    def sync(self) -> None:
+        """Bring every channel in step with the catalog (after a kill, or a reindex that failed half-way)."""
+        generation = self.catalog.generation
+        if not (self.index_dir / "vectors.faiss").exists():
+            self.manifest.generations.pop("vectors", None)
+        changed = False
+        for name, channel in self.channels.items():
+            if name == "vectors" and self._embedder is None:
+                continue
+            recorded = self.manifest.generations.get(name)
+            note = channel.sync(self.catalog, lagging=recorded != generation, writable=self._writable)
+            if note and recorded is not None:
+                self.repairs.append(note)
+            if self._writable and name != "graph" and recorded != generation:
+                self.manifest.generations[name] = generation
+                changed = True
+        if self._writable and self._embedder is not None and self.manifest.model_id != self._embedder.model_id:
+            self.manifest.model_id = self._embedder.model_id
+            changed = True
+        if changed:
+            self.save_manifest()
+
+    def reload(self) -> None:
+        """Pick up what another process wrote to every channel."""
+        for channel in self.channels.values():
+            channel.reload(self.catalog)
+
+    def commit(self) -> None:
+        """Record that the channels reflect the catalog as it is now; save a rebuilt graph."""
+        generation = self.catalog.generation
+        self.manifest.generations["fulltext"] = generation
+        if self._embedder is not None:
+            self.manifest.generations["vectors"] = generation
+            self.manifest.model_id = self._embedder.model_id
+        self.save_manifest()
+        try:
+            self.graph.save(only_rebuilt=True)
+        except OSError as exc:
+            log.warning("could not save the graph: %s", exc)
+
+    def save_manifest(self) -> None:
+        """Write the manifest (a failure is logged: the next open checks the channels anyway)."""
+        try:
+            self.manifest.save(self._manifest_path)
+        except OSError as exc:
+            log.warning("could not write %s: %s", self._manifest_path, exc)
+
+    def state(self) -> tuple[object, ...]:
+        """What changes when any process writes the index: catalog generation, manifest, vectors."""
+        stamps: list[object] = [self.catalog.generation]
+        for name in ("manifest.json", "vectors.faiss", "vectors.delta.npz"):
+            try:
+                st = (self.index_dir / name).stat()
+                stamps.append((st.st_mtime_ns, st.st_size))
+            except OSError:
+                stamps.append(None)
+        return tuple(stamps)
+
+    def close(self) -> None:
+        """Save what is only in memory (the writer's incremental graph) and release everything."""
+        for channel in self.channels.values():
+            channel.close()
+        self.catalog.close()
+
+
+# The concrete channel types the façade reaches for their own extras (stems, neighbours …).
+__all__ += ["FulltextChannel", "GraphChannel", "VectorChannel"]
