@@ -151,6 +151,8 @@ class Engine:
             stem=self._fulltext.analyze,
             term_weights=self._fulltext.term_weights,
             recognize=self._graph.entity_matches,
+            notes_with=self._fulltext.notes_with,
+            correct=self._fulltext.corrections if config.fulltext.typo_correction else None,
             lexicon=self._lexicon,
         )
         self._indexer = Indexer(

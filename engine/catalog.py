@@ -37,7 +37,8 @@ CREATE TABLE IF NOT EXISTS notes (
     body TEXT NOT NULL,
     body_line_offset INTEGER NOT NULL,
     warnings TEXT NOT NULL,
-    indexed_at REAL NOT NULL
+    indexed_at REAL NOT NULL,
+    facts TEXT NOT NULL DEFAULT '{}'
 );
 CREATE TABLE IF NOT EXISTS chunks (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -182,6 +183,10 @@ class Catalog:
         try:
             conn = self._conn()
             conn.executescript(_SCHEMA)
+            columns = {str(row[1]) for row in conn.execute("PRAGMA table_info(notes)")}
+            if "facts" not in columns:  # a catalog from before note facts: filled by the next full pass
+                with self.transaction() as migrate:
+                    migrate.execute("ALTER TABLE notes ADD COLUMN facts TEXT NOT NULL DEFAULT '{}'")
             version = self.get_meta("schema_version")
             if version is None:
                 self.set_meta("schema_version", str(SCHEMA_VERSION))
@@ -293,12 +298,13 @@ class Catalog:
         chunks: Sequence[tuple[Chunk, str]],
         links: Sequence[Link],
         mentions: Sequence[tuple[int, str]],
+        facts: str = "{}",
     ) -> int:
-        """Insert or replace a note with its chunks, links and mentions; returns its id."""
+        """Insert or replace a note with its chunks, links, mentions and facts (JSON); returns its id."""
         conn.execute("DELETE FROM notes WHERE path=?", (info.path,))
         cur = conn.execute(
             "INSERT INTO notes(path, title, aliases, tags, headings, mtime, size, sha, body,"
-            " body_line_offset, warnings, indexed_at) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)",
+            " body_line_offset, warnings, indexed_at, facts) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 info.path,
                 info.title,
@@ -312,6 +318,7 @@ class Catalog:
                 body_line_offset,
                 json.dumps(list(info.warnings)),
                 time.time(),
+                facts,
             ),
         )
         note_id = int(cur.lastrowid or 0)
@@ -376,6 +383,11 @@ class Catalog:
         """Every note's (path, title, aliases): what name lookups need, without the rest of the metadata."""
         rows = self._conn().execute("SELECT path, title, aliases FROM notes ORDER BY path")
         return [NoteName(str(p), str(t), tuple(json.loads(str(a))) if a != "[]" else ()) for p, t, a in rows]
+
+    def note_facts(self) -> list[tuple[str, tuple[str, ...], float, str]]:
+        """(path, tags, mtime, facts JSON) of every note: what query filters read."""
+        rows = self._conn().execute("SELECT path, tags, mtime, facts FROM notes ORDER BY path")
+        return [(str(p), tuple(json.loads(str(t))), float(m), str(f)) for p, t, m, f in rows]
 
     def note_paths(self) -> list[str]:
         """Every note's path."""

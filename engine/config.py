@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,6 +47,8 @@ class FulltextConfig:
     body_boost: float = 1.0
     prefix_min_chars: int = 2
     prefix_max_terms: int = 24
+    # Read a word the index has never seen as a typo of a word one edit away ("kikcoff").
+    typo_correction: bool = True
 
 
 @dataclass(frozen=True)
@@ -99,12 +102,27 @@ class EngineConfig:
     embed: bool = True
     # Whose words the engine reasons with (stop words, who-questions, kinds): engine/lexicon/.
     language: str = "en"
+    # The day time words in queries ("last week", "in March") count from, as YYYY-MM-DD;
+    # empty means the system clock. Pinned by labelled query sets so they mean one thing.
+    today: str = ""
 
     def __post_init__(self) -> None:
         from engine.lexicon import LANGUAGES
 
         if self.language not in LANGUAGES:
             raise ConfigError(f"language: no word lists for {self.language!r} (known: {', '.join(LANGUAGES)})")
+        if isinstance(self.today, dt.date):  # TOML reads `today = 2026-03-12` as a date
+            object.__setattr__(self, "today", self.today.isoformat())
+        if self.today:
+            try:
+                dt.date.fromisoformat(self.today)
+            except ValueError as exc:
+                raise ConfigError(f"today: {self.today!r} is not a YYYY-MM-DD date") from exc
+
+    @property
+    def today_date(self) -> dt.date | None:
+        """The pinned day, or None for the system clock."""
+        return dt.date.fromisoformat(self.today) if self.today else None
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> EngineConfig:

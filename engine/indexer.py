@@ -27,7 +27,7 @@ from engine.entities import extract_capitalized_words, extract_names, normalize
 from engine.lexicon import lexicon_for
 from engine.names import path_problem, printable_path
 from engine.notes import remove_stale_temps
-from engine.records import Chunk, NoteInfo, Progress, ReindexReport, SkippedFile
+from engine.records import Chunk, NoteInfo, ParsedNote, Progress, ReindexReport, SkippedFile
 from engine.vault import LinkResolver, NoteUnreadable, VaultFile, parse_note, read_note, scan_vault
 
 log = logging.getLogger("cairn.indexer")
@@ -41,6 +41,10 @@ _PARSE_MAX_WORKERS = 4
 _PARSE_CHUNKSIZE = 64
 # Up to this many changed notes, check one by one whether titles or aliases changed.
 _SMALL_UPDATE = 50
+# Note facts (properties, tasks, date) for query filters; a new version re-reads every note.
+FACTS_VERSION = 1
+_MAX_TASKS = 500
+_TASK_CHARS = 300
 
 # (path, mtime, size, text, sha, read warnings) of a note read but not parsed yet.
 _Unparsed = tuple[str, float, int, str, str, tuple[str, ...]]
@@ -56,6 +60,7 @@ class _Pending:
     chunks: list[tuple[Chunk, str]]
     links: tuple[object, ...]
     mentions: list[tuple[int, str]]
+    facts: str = "{}"
 
 
 @dataclass
@@ -300,6 +305,7 @@ class Indexer:
                         chunks=item.chunks,
                         links=item.links,  # type: ignore[arg-type]
                         mentions=item.mentions,
+                        facts=item.facts,
                     )
                 if start == 0:
                     for path, mtime, size in touched:
@@ -445,12 +451,29 @@ def _prepare(item: _Unparsed, max_words: int, overlap_words: int, language: str 
         chunks=[(c, _text_sha(embedding_text(note.title, c.heading_path, c.text))) for c in chunks],
         links=note.links,
         mentions=mentions,
+        facts=note_facts_json(note),
+    )
+
+
+def note_facts_json(note: ParsedNote) -> str:
+    """What query filters read of a note beyond its tags: properties, tasks and its date, as JSON."""
+    properties: dict[str, list[str]] = {}
+    for key, value in note.frontmatter:
+        properties.setdefault(key.casefold(), []).append(value)
+    return json.dumps(
+        {
+            "props": properties,
+            "tasks": [[int(task.done), task.text[:_TASK_CHARS]] for task in note.tasks[:_MAX_TASKS]],
+            "date": note.date,
+        },
+        ensure_ascii=False,
     )
 
 
 def _chunk_layout(config: EngineConfig) -> str:
     """How the catalog's chunks were cut (chunker version and settings), as stored in its meta table."""
-    return f"v{CHUNKER_VERSION} {config.chunking.max_words}/{config.chunking.overlap_words}"
+    # The facts version is part of it: a note parsed before facts were kept has none yet.
+    return f"v{CHUNKER_VERSION} {config.chunking.max_words}/{config.chunking.overlap_words} facts{FACTS_VERSION}"
 
 
 def _text_sha(text: str) -> str:

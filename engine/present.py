@@ -17,6 +17,7 @@ from engine.records import (
     Badge,
     Hit,
     IndexStatus,
+    QueryReading,
     ReindexReport,
     SearchResults,
     WatchBatch,
@@ -26,6 +27,9 @@ from engine.vault.parse import link_spans
 
 __all__ = [
     "CHANNEL_LABELS",
+    "NEAREST_SHOWN",
+    "NO_CONFIDENT_MATCH",
+    "QUERY_SYNTAX_HELP",
     "WIKILINK",
     "WikiParts",
     "asked_kind_text",
@@ -34,8 +38,11 @@ __all__ = [
     "link_spans",
     "one_line",
     "printable_path",
+    "reading_text",
+    "reading_to_json",
     "reindex_to_json",
     "results_to_json",
+    "split_hits",
     "split_wikilink",
     "status_to_json",
     "watch_line",
@@ -51,6 +58,7 @@ def results_to_json(results: SearchResults) -> dict[str, Any]:
             entry: dict[str, Any] = {"rank": ev.rank, "score": round(ev.score, 4)}
             if name == "fulltext":
                 entry["matched_terms"] = list(ev.matched_terms)
+                entry["matched_words"] = list(ev.matched_words)
             elif name == "vectors":
                 entry["chunk_id"] = ev.chunk_id
             elif name == "graph":
@@ -86,9 +94,65 @@ def results_to_json(results: SearchResults) -> dict[str, Any]:
         },
         "asked_kind": results.asked_kind.label or None,
         "kind_hops": list(results.kind_hops),
+        "plan": reading_to_json(results.reading),
+        "confident": results.confident,
         "ms": results.total_ms,
     }
 
+
+
+QUERY_SYNTAX_HELP = """\
+| type | finds |
+| --- | --- |
+| `offline sync` | notes about the words (full text, meaning and the entity graph together) |
+| `"vector tiles"` | only notes holding the exact phrase |
+| `-android`, `-"feature flag"` | leaves out notes holding the word or phrase |
+| `sync OR merge` | either word |
+| `tag:project` | notes tagged #project or #project/… |
+| `path:Projects/Atlas`, `folder:"Daily Notes"` | notes under a path (quote spaces) |
+| `file:kickoff` | notes whose file name holds the text |
+| `[status]`, `[status:done]` | notes with a property (holding a value) |
+| `task:call`, `task-todo:`, `task-done:review` | notes with a task (open, done) holding the text |
+| `after:2026-01-01`, `before:2026-02-01` | notes dated after / before a day (a daily note's name, else its date property, else when it was changed) |
+| `last week`, `yesterday's standup`, `in March` | a date filter, in a short query |
+
+Filters alone (`tag:meeting last week`) list the matching notes, newest first. A word
+the vault has never seen is read as the vault's word one typo away ("kikcoff" →
+kickoff), and the chips above the results say how the query was read.
+"""
+
+# Below the last confident hit, this many nearest notes are shown under a divider.
+NEAREST_SHOWN = 3
+NO_CONFIDENT_MATCH = "no confident match — nearest notes"
+
+
+def split_hits(results: SearchResults) -> tuple[tuple[Hit, ...], tuple[Hit, ...]]:
+    """The hits with confident evidence, and the few nearest notes shown under a divider after them."""
+    cut = results.confident
+    return results.hits[:cut], results.hits[cut : cut + NEAREST_SHOWN]
+
+
+def reading_to_json(reading: QueryReading) -> dict[str, Any]:
+    """How the query was read, as `engine search --json` shows it under "plan"."""
+    return {
+        "words": list(reading.words),
+        "stems": list(reading.stems),
+        "prefix": reading.prefix,
+        "chips": [
+            {"kind": chip.kind, "text": chip.text, "written": chip.written, "negated": chip.negated}
+            for chip in reading.chips
+        ],
+        "corrections": [{"typed": typed, "read_as": read} for typed, read in reading.corrections],
+        "notes": list(reading.notes),
+        "only_filters": reading.only_filters,
+    }
+
+
+def reading_text(reading: QueryReading) -> str:
+    """One line on how a query was read ("" for plain words): chips and notes."""
+    parts = [chip.text for chip in reading.chips]
+    parts.extend(reading.notes)
+    return " · ".join(parts)
 
 
 def asked_kind_text(results: SearchResults, *, count: bool = False) -> str:
@@ -112,7 +176,8 @@ def badges(hit: Hit) -> tuple[Badge, ...]:
     out: list[Badge] = []
     ft = hit.channels.get("fulltext")
     if ft is not None:
-        terms = " ".join(f'"{t}"' for t in ft.matched_terms[:3])
+        shown = ft.matched_words or ft.matched_terms
+        terms = " ".join(f'"{t}"' for t in shown[:3])
         out.append(Badge("fulltext", f"BM25 #{ft.rank}{' ' + terms if terms else ''}"))
     vec = hit.channels.get("vectors")
     if vec is not None:

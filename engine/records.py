@@ -16,9 +16,11 @@ EvidenceLabel = Literal[
     "exact_title_match",
     "alias_hit",
     "keyword_exact",
+    "keyword_partial",
     "high_vector_match",
     "graph_neighbor",
     "weak_semantic",
+    "filter_match",
 ]
 
 
@@ -49,6 +51,15 @@ class Link:
 
 
 @dataclass(frozen=True)
+class Task:
+    """A task list item (`- [ ] call Ana`, `- [x] done`) outside code, and its 1-based file line."""
+
+    done: bool
+    text: str
+    line: int
+
+
+@dataclass(frozen=True)
 class ParsedNote:
     """Everything parsing one Markdown file yields; `body` excludes frontmatter."""
 
@@ -62,6 +73,10 @@ class ParsedNote:
     body_line_offset: int
     frontmatter: tuple[tuple[str, str], ...] = ()
     warnings: tuple[str, ...] = ()
+    tasks: tuple[Task, ...] = ()
+    # The day the note is about: a date in its file name (daily notes), else its
+    # frontmatter's date / created ("YYYY-MM-DD"), else "".
+    date: str = ""
 
 
 @dataclass(frozen=True)
@@ -110,11 +125,16 @@ class ChannelHit:
 
 @dataclass(frozen=True)
 class ChannelEvidence:
-    """How one channel saw a hit: its 1-based rank, raw score and detail."""
+    """How one channel saw a hit: its 1-based rank, raw score and detail.
+
+    `matched_terms` are index terms ("migrat"); `matched_words` the same as the user
+    typed them ("migration"), stop words left out: what badges show.
+    """
 
     rank: int
     score: float
     matched_terms: tuple[str, ...] = ()
+    matched_words: tuple[str, ...] = ()
     chunk_id: int | None = None
     graph_path: tuple[str, ...] = ()
     graph_relation: str | None = None
@@ -192,6 +212,35 @@ class FusionTrace:
 
 
 @dataclass(frozen=True)
+class QueryChip:
+    """One thing the query said besides its words, as a front end shows it (and can remove it).
+
+    `kind`: tag, path, file, prop, task, task-todo, task-done, date, phrase, exclude, or,
+    typo. `text` is what the chip says ("tag:project", "last week", '"vector tiles"',
+    "-android", "kikcoff → kickoff"); `written` is the part of the query it came from
+    (remove it from the query to remove the chip; empty when there is nothing to remove).
+    """
+
+    kind: str
+    text: str
+    written: str = ""
+    negated: bool = False
+
+
+@dataclass(frozen=True)
+class QueryReading:
+    """How the engine read a query: the words it ranks by, its chips, and notes on what it did not take literally."""
+
+    words: tuple[str, ...] = ()
+    chips: tuple[QueryChip, ...] = ()
+    notes: tuple[str, ...] = ()
+    only_filters: bool = False
+    stems: tuple[str, ...] = ()  # the words' index terms
+    prefix: str | None = None  # the word still being typed
+    corrections: tuple[tuple[str, str], ...] = ()  # (as typed, read as)
+
+
+@dataclass(frozen=True)
 class SearchResults:
     """The answer to one query."""
 
@@ -212,6 +261,11 @@ class SearchResults:
     kind_hops: tuple[str, ...] = field(default=(), compare=False)
     # How the hits were fused, for re-fusion (eval) and "why is this note here".
     trace: FusionTrace = field(default_factory=FusionTrace, repr=False, compare=False)
+    # How the query was read: its words, filters and other chips, and what was not taken literally.
+    reading: QueryReading = field(default_factory=QueryReading, compare=False)
+    # Hits before this index have confident evidence; those after are the nearest notes
+    # shown under a "no confident match" divider (front ends draw it here).
+    confident: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True)

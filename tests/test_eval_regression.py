@@ -22,6 +22,11 @@ BRAINBENCH = ROOT.parent / "shared" / "datasets" / "brainbench"
 SAMPLE_FLOORS = {"nDCG@10": 0.90, "R@5": 0.93, "MRR": 0.91}
 BRAINBENCH_FLOORS = {"nDCG@10": 0.87, "R@5": 0.94, "MRR": 0.85}
 BRAINBENCH_RELATIONAL_FLOORS = {"nDCG@10": 0.94, "R@5": 0.99, "MRR": 0.93}
+# The query syntax, filters and typo set (tests/data/syntax_queries.tsv), and the words cut
+# mid-typing (typing_queries.tsv), over the sample vault with the clock pinned.
+SYNTAX_FLOORS = {"nDCG@10": 0.95, "R@5": 0.95, "MRR": 0.97}
+TYPING_FLOORS = {"nDCG@10": 0.93, "R@5": 0.93, "MRR": 0.97}
+SYNTAX_TODAY = "2026-03-12"
 
 
 def _eval_json(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict[str, object]]:
@@ -81,6 +86,65 @@ def test_sample_vault_quality(
     assert {"rank", "path", "grade", "channels"} <= set(row["top"][0])
     assert "Beacon" in row["entities"]["recognized"]
     assert set(row["relevant"][0]["channel_ranks"]) == {"fulltext", "vectors", "graph"}
+
+
+@pytest.mark.parametrize(
+    ("queries", "floors", "typing"),
+    [("syntax_queries.tsv", SYNTAX_FLOORS, False), ("typing_queries.tsv", TYPING_FLOORS, True)],
+)
+def test_query_syntax_and_typo_quality(
+    sample_eval_dirs: tuple[Path, Path],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    queries: str,
+    floors: dict[str, float],
+    typing: bool,
+) -> None:
+    """Phrases, exclusions, OR, every filter, time words, malformed input and typos find what
+    they name, and no note a filter or an exclusion rules out (grade -1) is ever listed."""
+    vault, index = sample_eval_dirs
+    per_query = tmp_path / "per-query.jsonl"
+    code, report = _eval_json(
+        capsys,
+        "--vault", str(vault),
+        "--queries", str(DATA / queries),
+        "--qrels", str(DATA / "syntax_qrels.tsv"),
+        "--index-dir", str(index),
+        "--today", SYNTAX_TODAY,
+        "--per-query", str(per_query),
+        "--max-forbidden", "0",
+        *(["--typing"] if typing else []),
+        *_floor_args(floors),
+    )
+    assert code == 0, report
+    assert report["queries"] == len(load_queries(DATA / queries))
+    assert report["forbidden_found"] == 0
+    rows = {row["qid"]: row for row in map(json.loads, per_query.read_text(encoding="utf-8").splitlines())}
+    if not typing:
+        # A word the vault has never seen is read as the one it was meant to be, by full text.
+        assert rows["typo-01"]["top"][0]["path"] == "Meetings/2026/2026-01-12 Atlas Kickoff.md"
+        assert rows["typo-01"]["top"][0]["channels"]["fulltext"]["rank"] == 1
+        # "quokka"-like: one note holds the word; the rest sit under the divider.
+        assert rows["typo-01"]["confident"] == 1
+
+
+def test_eval_counts_forbidden_notes(
+    sample_eval_dirs: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A note judged -1 (must not be found) that a search lists fails --max-forbidden."""
+    vault, index = sample_eval_dirs
+    queries = tmp_path / "q.tsv"
+    qrels = tmp_path / "r.tsv"
+    queries.write_text("qid\tquery\nx-01\ttombstone\n", encoding="utf-8")
+    qrels.write_text(
+        "qid\tpath\tgrade\nx-01\tGlossary/Tombstone.md\t2\nx-01\tGlossary/Glossary.md\t-1\n", encoding="utf-8"
+    )
+    args = ["--vault", str(vault), "--queries", str(queries), "--qrels", str(qrels), "--index-dir", str(index)]
+    code, report = _eval_json(capsys, *args, "--max-forbidden", "0")
+    assert code == 6 and report["forbidden_found"] == 1
+    queries.write_text("qid\tquery\nx-01\ttombstone -glossary\n", encoding="utf-8")
+    code, report = _eval_json(capsys, *args, "--max-forbidden", "0")
+    assert code == 0 and report["forbidden_found"] == 0
 
 
 def test_eval_fails_with_exit_6_below_a_floor(

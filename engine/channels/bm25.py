@@ -12,7 +12,7 @@ over clauses like `Or`.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -117,6 +117,7 @@ class BulkScorer:
         self._lengths: dict[str, npt.NDArray[np.float64]] = {}
         self._avg_length: dict[str, float] = {}
         self._paths: dict[int, str] = {}
+        self._by_path: dict[str, int] | None = None
 
     def _posting(self, field: str, term: str) -> _Posting:
         id_parts: list[npt.NDArray[np.int64]] = []
@@ -166,8 +167,30 @@ class BulkScorer:
             return 1.0
         return float(self.searcher.idf(field, term))
 
-    def search(self, clauses: Sequence[tuple[str, str, float]], limit: int) -> list[ScoredDoc]:
-        """Top documents for the sum of (field, term, boost) BM25F clauses, best first."""
+    def docnums(self, paths: Collection[str]) -> npt.NDArray[np.int64]:
+        """The live document numbers of notes at `paths` (a query filter's candidates)."""
+        by_path = self._by_path
+        if by_path is None:
+            by_path = self._by_path = {}
+            reader = self.searcher.reader()
+            for docnum, fields in reader.iter_docs():
+                by_path[str(fields["path"])] = docnum
+        return np.fromiter((by_path[p] for p in paths if p in by_path), dtype=np.int64)
+
+    def docs_with(self, term: str, fields: Sequence[str]) -> npt.NDArray[np.int64]:
+        """Document numbers holding `term` in any of `fields`."""
+        parts = [self._posting(field, term)[0] for field in fields]
+        parts = [ids for ids in parts if len(ids)]
+        return np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
+
+    def search(
+        self, clauses: Sequence[tuple[str, str, float]], limit: int, allowed: npt.NDArray[np.int64] | None = None
+    ) -> list[ScoredDoc]:
+        """Top documents for the sum of (field, term, boost) BM25F clauses, best first.
+
+        `allowed` (document numbers) keeps only those: the cut to `limit` happens inside
+        them, so a filter never pushes a match out.
+        """
         if not self._doc_count or limit < 1:
             return []
         scores = np.zeros(self._doc_count, dtype=np.float64)
@@ -182,6 +205,10 @@ class BulkScorer:
             idf = self.idf(field, term)
             scores[ids] += boost * idf * (weights * (k1 + 1)) / (weights + norm)
             matched.append((term, ids))
+        if allowed is not None:
+            mask = np.zeros(self._doc_count, dtype=bool)
+            mask[allowed[allowed < self._doc_count]] = True
+            scores[~mask] = 0.0
         candidates = np.flatnonzero(scores > 0)
         if not len(candidates):
             return []

@@ -6,7 +6,7 @@ import heapq
 import os
 import shutil
 import threading
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -23,6 +23,7 @@ from engine.records import ChannelHit, ChannelName
 
 _FIELDS = ("title", "aliases", "headings", "tags", "body")
 # Prefix expansions come from buckets of terms sharing their first letters.
+_ALPHABET = "abcdefghijklmnopqrstuvwxyz"
 _BUCKET_CHARS = 2
 # Whoosh's multi-process writer pays off only for big batches (worker start-up, extra segments).
 _PARALLEL_WRITE_MIN = 2000
@@ -76,6 +77,8 @@ class FulltextChannel:
         self._segments = SegmentCache()
         self._scorer: BulkScorer | None = None
         self._buckets: dict[str, list[tuple[str, int]]] = {}
+        # Corrections found for the current searcher: typing repeats the same words.
+        self._corrected: tuple[BulkScorer, dict[str, tuple[str, str] | None]] | None = None
 
     # -- building ---------------------------------------------------------------
     def rebuild(self, catalog: Catalog) -> None:
@@ -149,10 +152,14 @@ class FulltextChannel:
         """BM25F over title, aliases, headings, tags and body."""
         with self._lock:
             searcher = self._searcher
-            complete = query.terms[:-1] if query.prefix else query.terms
-            stems: list[str] = []
-            for word in complete:
-                stems.extend(self.analyze(word))
+            planned = getattr(query, "complete_stems", None)
+            if planned is not None and (planned or not query.terms):
+                stems = list(planned)  # the plan's: with any typo read as the word it was meant to be
+            else:
+                complete = query.terms[:-1] if query.prefix else query.terms
+                stems = []
+                for word in complete:
+                    stems.extend(self.analyze(word))
             expansions: list[str] = []
             if query.prefix:
                 expansions = self._expand_prefix(self._scorer_for(searcher), query.prefix)
@@ -164,6 +171,8 @@ class FulltextChannel:
             clauses = [(field, stem, boost) for stem in dict.fromkeys(stems) for field, boost in boosts]
             clauses += [(field, term, boost) for term in expansions for field, boost in boosts]
             scorer = self._scorer_for(searcher)
+            candidates = getattr(query, "candidates", None)
+            allowed = scorer.docnums(candidates) if candidates is not None else None
             hits = [
                 ChannelHit(
                     path=scorer.path_of(doc.docnum),
@@ -171,9 +180,88 @@ class FulltextChannel:
                     rank=rank,
                     matched_terms=doc.matched_terms,
                 )
-                for rank, doc in enumerate(scorer.search(clauses, limit), start=1)
+                for rank, doc in enumerate(scorer.search(clauses, limit, allowed), start=1)
             ]
             return ChannelAnswer(hits=tuple(hits))
+
+    def corrections(self, words: Sequence[str], prefix: str | None = None) -> dict[str, tuple[str, str]]:
+        """For each word the index has never seen, (the index term, the word) one edit away that most notes hold.
+
+        An edit is one letter deleted, inserted, replaced, or two neighbours swapped
+        ("kikcoff" → kickoff, "postgress" → postgres); a word the index knows, or one with
+        no such neighbour, is left alone. Words under four letters and numbers are never
+        corrected: too many of their neighbours are words of their own. `prefix`, the word
+        still being typed, is corrected only when no index term starts with it.
+        """
+        with self._lock:
+            scorer = self._scorer_for(self._searcher)
+            cache = self._corrected
+            if cache is None or cache[0] is not scorer:
+                cache = self._corrected = (scorer, {})
+            out: dict[str, tuple[str, str]] = {}
+            if prefix and not any(self._frequency(scorer, term) for term in self._expand_prefix(scorer, prefix)):
+                words = [*words, prefix]
+            for word in words:
+                if word not in cache[1]:
+                    cache[1][word] = self._correction(scorer, word)
+                found = cache[1][word]
+                if found:
+                    out[word] = found
+            return out
+
+    def _correction(self, scorer: BulkScorer, word: str) -> tuple[str, str] | None:
+        if len(word) < 4 or not word.isalpha():
+            return None
+        stems = self.analyze(word)
+        if not stems or any(self._frequency(scorer, stem) for stem in stems):
+            return None
+        letters = sorted(set(_ALPHABET) | set(word))
+        # Every variant one edit away, with the kind of edit: deletions first (a doubled or
+        # stray letter is the commonest slip), then swaps, replacements and insertions. Of
+        # the variants most notes hold, the first kind (then the shorter) is the one shown.
+        variants: dict[str, int] = {}
+
+        def add(variant: str, kind: int) -> None:
+            variants[variant] = min(kind, variants.get(variant, kind))
+
+        for i in range(len(word) + 1):
+            head, tail = word[:i], word[i:]
+            if tail:
+                add(head + tail[1:], 0)  # a letter deleted
+                if len(tail) > 1:
+                    add(head + tail[1] + tail[0] + tail[2:], 1)  # neighbours swapped
+                for c in letters:
+                    add(head + c + tail[1:], 2)  # a letter replaced
+            for c in letters:
+                add(head + c + tail, 3)  # a letter inserted
+        variants.pop(word, None)
+        best: tuple[str, str] | None = None
+        best_key: tuple[int, int, int, str] | None = None
+        for variant, kind in variants.items():
+            for stem in self.analyze(variant):
+                count = self._frequency(scorer, stem)
+                key = (-count, kind, len(variant), variant)
+                if count and (best_key is None or key < best_key):
+                    best, best_key = (stem, variant), key
+        return best
+
+    def _frequency(self, scorer: BulkScorer, term: str) -> int:
+        """How many documents hold `term` in their title or body."""
+        return max(len(scorer.docs_with(term, ("title",))), len(scorer.docs_with(term, ("body",))))
+
+    def notes_with(self, word: str) -> set[str]:
+        """Notes that hold `word` (its index terms, all of them) in any field."""
+        stems = self.analyze(word)
+        if not stems:
+            return set()
+        with self._lock:
+            scorer = self._scorer_for(self._searcher)
+            fields = [field for field, _boost in self._boosts()]
+            found: set[int] | None = None
+            for stem in stems:
+                docs = set(scorer.docs_with(stem, fields).tolist())
+                found = docs if found is None else found & docs
+            return {scorer.path_of(doc) for doc in found or ()}
 
     def term_weights(self, terms: Iterable[str]) -> dict[str, float]:
         """Each index term's idf in the body field (BM25's, as Whoosh computes it)."""

@@ -286,6 +286,9 @@ class VectorChannel:
         if not text:
             return ChannelAnswer(hits=())  # the first word is still being typed
         vector = self._embedder.embed_query(text).reshape(1, -1)
+        candidates = getattr(query, "candidates", None)
+        if candidates is not None:
+            return self._search_within(vector, candidates, limit)
         with self._lock:
             total = int(self._index.ntotal)
             if total == 0:
@@ -321,12 +324,49 @@ class VectorChannel:
                 continue
             if path not in best or score > best[path][0]:
                 best[path] = (float(score), int(cid))
-        ranked = sorted(best.items(), key=lambda kv: -kv[1][0])[:limit]
-        hits = tuple(
-            ChannelHit(path=path, score=score, rank=rank, chunk_id=cid)
-            for rank, (path, (score, cid)) in enumerate(ranked, start=1)
-        )
-        return ChannelAnswer(hits=hits)
+        return _pooled(best, limit)
+
+    def _search_within(self, vector: npt.NDArray[np.float32], candidates: Collection[str], limit: int) -> ChannelAnswer:
+        """Exact search over the chunks of a filter's candidate notes (every one of them is compared)."""
+        with self._lock:
+            wanted = set(candidates)
+            ids = [cid for cid, path in self._owners.items() if path in wanted and cid not in self._tombstones]
+            if not ids:
+                return ChannelAnswer(hits=())
+            present = self.indexed_ids() | set(self._strays)
+            ids = [cid for cid in ids if cid in present]
+            if not ids:
+                return ChannelAnswer(hits=())
+            owners = self._owners
+            if len(ids) > _EXACT_FILTERED_MAX:
+                # A broad filter: the graph search restricted to its chunks (strays exactly).
+                stray_ids = [cid for cid in ids if cid in self._strays]
+                selector = self._faiss.IDSelectorBatch(np.asarray(ids, dtype=np.int64))
+                k = min(len(ids), max(limit * 4, 32))
+                params = self._faiss.SearchParametersHNSW(sel=selector, efSearch=max(self._config.ef_search, k))
+                found_scores, found_ids = self._index.search(vector, k, params=params)
+                pairs = [(float(s), int(c)) for s, c in zip(found_scores[0].tolist(), found_ids[0].tolist(), strict=True) if c >= 0]
+                pairs += [(float(self._strays[c] @ vector[0]), c) for c in stray_ids]
+                best_broad: dict[str, tuple[float, int]] = {}
+                for score, cid in pairs:
+                    path = owners[cid]
+                    if path not in best_broad or score > best_broad[path][0]:
+                        best_broad[path] = (score, cid)
+                return _pooled(best_broad, limit)
+            matrix = np.vstack([self._vector_of(cid) for cid in ids])
+        scores = matrix @ vector[0]
+        best: dict[str, tuple[float, int]] = {}
+        for score, cid in zip(scores.tolist(), ids, strict=True):
+            path = owners[cid]
+            if path not in best or score > best[path][0]:
+                best[path] = (float(score), int(cid))
+        return _pooled(best, limit)
+
+    def _vector_of(self, chunk_id: int) -> npt.NDArray[np.float32]:
+        stray = self._strays.get(chunk_id)
+        if stray is not None:
+            return stray
+        return np.asarray(self._index.reconstruct(int(chunk_id)), dtype=np.float32)
 
     # -- lifecycle ------------------------------------------------------------------
     def save(self) -> None:
@@ -457,3 +497,17 @@ def open_channel(context: ChannelContext) -> tuple[VectorChannel, str]:
         note = f"{exc}; rebuilt from cached embeddings"
     channel.attach_owners(context.catalog.chunk_owners())
     return channel, note
+
+
+# Up to this many chunks, a filtered search compares every one exactly.
+_EXACT_FILTERED_MAX = 8192
+
+
+def _pooled(best: dict[str, tuple[float, int]], limit: int) -> ChannelAnswer:
+    """Each note's best chunk, best notes first, cut to `limit`."""
+    ranked = sorted(best.items(), key=lambda kv: -kv[1][0])[:limit]
+    hits = tuple(
+        ChannelHit(path=path, score=score, rank=rank, chunk_id=cid)
+        for rank, (path, (score, cid)) in enumerate(ranked, start=1)
+    )
+    return ChannelAnswer(hits=hits)

@@ -9,6 +9,7 @@ full-text stemmer (Porter) and the embedding model (all-MiniLM-L6-v2) are Englis
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 __all__ = ["LANGUAGES", "Lexicon", "lexicon_for"]
@@ -39,6 +40,16 @@ class Lexicon:
     any_note_folders: frozenset[str]
     # "Who is similar to X?" asks about X's kind of note: no relation to walk (a regex).
     resemblance: str
+    # Time words a query may filter by: "today", "last week" … → (unit, offset) with unit
+    # day / week / month / year and offset 0 (this one) or -1 (the one before).
+    time_words: dict[str, tuple[str, int]] = field(default_factory=dict)
+    # Month names (January first) for "in March", "in March 2025".
+    months: tuple[str, ...] = ()
+    # The word before a month: "in March".
+    month_preposition: str = ""
+    # Whole words of the language (a tokenizer's vocabulary): typo correction leaves them alone,
+    # "attended" is a word even where no note says it. Loaded on first use.
+    known_words: Callable[[], frozenset[str]] = field(default=frozenset, repr=False, compare=False)
     resemblance_pattern: re.Pattern[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

@@ -2,9 +2,25 @@
 
 from __future__ import annotations
 
+import functools
+import json
+
 from engine.lexicon import Lexicon
 
 _PERSON_MARKS = frozenset({"people", "person", "persons", "contacts", "contact"})
+
+@functools.cache
+def _vocabulary() -> frozenset[str]:
+    """The whole words of all-MiniLM-L6-v2's WordPiece vocabulary (30k, uncased English)."""
+    from models import load_spec
+
+    try:
+        data = json.loads(load_spec().tokenizer_path.read_text(encoding="utf-8"))
+        vocab = data["model"]["vocab"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return frozenset()
+    return frozenset(word for word in vocab if word.isalpha() and not word.startswith("##"))
+
 
 # fmt: off
 ENGLISH = Lexicon(
@@ -42,5 +58,21 @@ ENGLISH = Lexicon(
         {"note", "notes", "file", "files", "doc", "docs", "document", "documents", "misc", "stuff"}
     ),
     resemblance=r"similar|resembl\w*|comparable|alike|akin|like",
+    time_words={
+        "today": ("day", 0),
+        "yesterday": ("day", -1),
+        "this week": ("week", 0),
+        "last week": ("week", -1),
+        "this month": ("month", 0),
+        "last month": ("month", -1),
+        "this year": ("year", 0),
+        "last year": ("year", -1),
+    },
+    months=(
+        "january", "february", "march", "april", "may", "june",
+        "july", "august", "september", "october", "november", "december",
+    ),
+    month_preposition="in",
+    known_words=_vocabulary,
 )
 # fmt: on

@@ -1,9 +1,21 @@
-"""Query parsing: normalise, bound, split into complete terms and a typed prefix."""
+"""Query parsing: the words to rank by, the typed prefix, and the operators Obsidian's search knows.
+
+`"exact phrase"`, `-word`, `-"phrase"`, `a OR b`, `tag:x`, `path:` / `folder:`, `file:`,
+`[prop]`, `[prop:value]`, `task:` / `task-todo:` / `task-done:`, `after:DATE`, `before:DATE`,
+and plain time words ("last week", "yesterday's standup") are read off the query; what
+remains are the words every channel ranks by. Nothing here raises: an unbalanced quote
+or an unknown `foo:` is read as words, and `readings` says so. Every pass is linear.
+"""
 
 from __future__ import annotations
 
+import datetime as dt
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Literal
+
+from engine.lexicon import Lexicon
+from engine.lexicon.en import ENGLISH
 
 MAX_QUERY_CHARS = 512
 _WORD = re.compile(r"[\w][\w'’\-]*", re.UNICODE)
@@ -11,31 +23,316 @@ _WORD = re.compile(r"[\w][\w'’\-]*", re.UNICODE)
 # mean nothing to search for, and the tokenizer of the embedding model rejects surrogates.
 _UNUSABLE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 
+FilterKind = Literal["tag", "path", "file", "prop", "task", "task-todo", "task-done", "date"]
+_OPERATORS: dict[str, FilterKind] = {
+    "tag": "tag",
+    "path": "path",
+    "folder": "path",
+    "file": "file",
+    "task": "task",
+    "task-todo": "task-todo",
+    "task-done": "task-done",
+    "after": "date",
+    "before": "date",
+}
+# `key:value`, `key:"value with spaces"`, optionally negated; the key is a known operator only.
+_OPERATOR = re.compile(r'(-?)([A-Za-z][A-Za-z-]*):(?:"([^"]*)"|(\S*))')
+# `[prop]`, `[prop:value]`, `[prop:"value"]`, optionally negated.
+_PROPERTY = re.compile(r'(-?)\[([^\[\]:"]+?)(?::(?:"([^"]*)"|([^\[\]]*)))?\]')
+_PHRASE = re.compile(r'(-?)"([^"]*)"')
+_EXCLUDED = re.compile(r"(?<!\S)-(?=[\w])([\w][\w'’.\-]*)")
+_OR = re.compile(r"(?<!\S)OR(?!\S)")
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}$")
+# A time word filters a query of at most this many other words ("meetings last week");
+# in a longer question ("who was born in March?") it is read as words. Quotes likewise:
+# in a short query they ask for the exact phrase; in a longer question they mark a title
+# ('Who sang "Dear Brother" on the 1968 album?') that the answer note need not contain.
+MAX_WORDS_WITH_TIME = 6
+MAX_WORDS_WITH_PHRASE = 6
+
+
+@dataclass(frozen=True)
+class QueryFilter:
+    """One filter read from the query: the notes it keeps, and how it was written (for a chip)."""
+
+    kind: FilterKind
+    value: str = ""
+    # [prop:value]: the property's name is `value`, the value it must hold `prop_value`.
+    prop_value: str | None = None
+    negated: bool = False
+    # Dates (inclusive): a note's date must lie in [start, end].
+    start: dt.date | None = None
+    end: dt.date | None = None
+    written: str = ""
+
 
 @dataclass(frozen=True)
 class Query:
     """A parsed query as every channel receives it.
 
     `prefix` is the last word when the user is still typing it (no trailing space);
-    channels may treat it as a prefix. `terms` holds every word, prefix included.
+    channels may treat it as a prefix. `terms` holds every word to rank by (the words of
+    required phrases included), prefix included; `text` is those words as written.
     """
 
     raw: str
     text: str
     terms: tuple[str, ...]
     prefix: str | None
+    phrases: tuple[str, ...] = ()
+    excluded_words: tuple[str, ...] = ()
+    excluded_phrases: tuple[str, ...] = ()
+    # Words joined by OR: each group holds the alternatives of one choice.
+    alternatives: tuple[tuple[str, ...], ...] = ()
+    filters: tuple[QueryFilter, ...] = ()
+    # How the query was read where that is not plain words ("unbalanced quote: read as words").
+    readings: tuple[str, ...] = field(default=(), compare=False)
 
     @property
     def is_empty(self) -> bool:
-        """True when there is nothing to search for (blank or only punctuation)."""
-        return not self.terms
+        """True when there is nothing to search for (no words, no filters, no phrases)."""
+        return not self.terms and not self.filters and not self.phrases
+
+    @property
+    def only_filters(self) -> bool:
+        """Filters and no words: the matching notes are listed, most recent first."""
+        return not self.terms and bool(self.filters or self.phrases)
+
+    @property
+    def has_syntax(self) -> bool:
+        """Whether the query used any operator (filters, phrases, exclusions, OR)."""
+        return bool(self.filters or self.phrases or self.excluded_words or self.excluded_phrases or self.alternatives)
 
 
-def parse_query(raw: str, *, as_you_type: bool = True) -> Query:
-    """Parse what the user typed; long input is cut to MAX_QUERY_CHARS."""
-    text = " ".join(_UNUSABLE.sub(" ", raw[: MAX_QUERY_CHARS * 2]).split())[:MAX_QUERY_CHARS]
+def parse_query(
+    raw: str, *, as_you_type: bool = True, today: dt.date | None = None, lexicon: Lexicon = ENGLISH
+) -> Query:
+    """Parse what the user typed; long input is cut to MAX_QUERY_CHARS. Never raises.
+
+    Plain time words ("last week", "in March") filter by date in a short query (at most
+    MAX_WORDS_WITH_TIME other words); in a longer question they stay words.
+    """
+    clean = " ".join(_UNUSABLE.sub(" ", raw[: MAX_QUERY_CHARS * 2]).split())[:MAX_QUERY_CHARS]
+    readings: list[str] = []
+    filters: list[QueryFilter] = []
+    phrases: list[str] = []
+    excluded_phrases: list[str] = []
+    rest = clean
+    if ":" in rest or "[" in rest:
+        rest = _take_operators(rest, filters, readings)
+    if '"' in rest:
+        rest = _take_phrases(rest, phrases, excluded_phrases, readings)
+    if lexicon.time_words or lexicon.months:
+        rest = _take_time_words(rest, filters, readings, lexicon, today or dt.date.today())
+    excluded_words: list[str] = []
+    if "-" in rest:
+
+        def exclude(m: re.Match[str]) -> str:
+            word = m.group(1).strip("'’-.").lower()
+            if word:
+                excluded_words.append(word)
+            return " "
+
+        rest = _EXCLUDED.sub(exclude, rest)
+    # Still typing: the last thing typed is a word of the free text (not a filter or a quote).
+    tail = clean.split()[-1] if clean else ""
+    free_tail = bool(tail) and rest.split()[-1:] == [tail]
+    alternatives: list[tuple[str, ...]] = []
+    if "OR" in rest:
+        rest = _take_alternatives(rest, alternatives)
+    text = " ".join(rest.split())
     words = [m.group(0).strip("'’-").lower() for m in _WORD.finditer(text)]
     terms = tuple(w for w in words if w)
-    still_typing = as_you_type and bool(terms) and bool(raw) and not raw[-1].isspace() and raw.rstrip()[-1:].isalnum()
+    still_typing = (
+        as_you_type and bool(terms) and free_tail and not raw[-1].isspace() and raw.rstrip()[-1:].isalnum()
+    )
     prefix = terms[-1] if still_typing else None
-    return Query(raw=raw, text=text, terms=terms, prefix=prefix)
+    if phrases:
+        # The phrases' words rank too; they go first, so a typed prefix stays the last term.
+        seen = set(terms)
+        phrase_terms = [
+            w for phrase in phrases for w in (m.group(0).strip("'’-").lower() for m in _WORD.finditer(phrase)) if w
+        ]
+        terms = (*dict.fromkeys(w for w in phrase_terms if w not in seen), *terms)
+        text = " ".join(x for x in (*phrases, text) if x)
+    return Query(
+        raw=raw,
+        text=text,
+        terms=terms,
+        prefix=prefix,
+        phrases=tuple(phrases),
+        excluded_words=tuple(dict.fromkeys(excluded_words)),
+        excluded_phrases=tuple(excluded_phrases),
+        alternatives=tuple(alternatives),
+        filters=tuple(filters),
+        readings=tuple(readings),
+    )
+
+
+def _take_operators(text: str, filters: list[QueryFilter], readings: list[str]) -> str:
+    """Pull `key:value` and `[prop:value]` filters out of `text`; unknown keys stay words."""
+
+    def operator(m: re.Match[str]) -> str:
+        negated, key, quoted, plain = m.group(1), m.group(2).lower(), m.group(3), m.group(4)
+        kind = _OPERATORS.get(key)
+        if kind is None:
+            if plain is not None and not plain:
+                readings.append(f"unknown operator {key}: read as words")
+            return m.group(0)
+        value = (quoted if quoted is not None else plain or "").strip()
+        if not value and not kind.startswith("task"):
+            readings.append(f"{key}: without a value: ignored")
+            return " "
+        written = m.group(0)
+        if kind == "date":
+            date = _iso(value)
+            if date is None:
+                readings.append(f"{key}:{value} is not a date (YYYY-MM-DD): ignored")
+                return " "
+            start, end = (date, None) if key == "after" else (None, date)
+            if key == "after":
+                start = date + dt.timedelta(days=1)
+            else:
+                end = date - dt.timedelta(days=1)
+            filters.append(QueryFilter("date", value, negated=bool(negated), start=start, end=end, written=written))
+            return " "
+        if kind == "tag":
+            value = value.lstrip("#")
+        filters.append(QueryFilter(kind, value, negated=bool(negated), written=written))
+        return " "
+
+    def prop(m: re.Match[str]) -> str:
+        negated, name = m.group(1), m.group(2).strip()
+        value = m.group(3) if m.group(3) is not None else m.group(4)
+        if not name:
+            return m.group(0)
+        wanted = value.strip() if value is not None else None
+        filters.append(QueryFilter("prop", name, wanted or None, negated=bool(negated), written=m.group(0)))
+        return " "
+
+    if "[" in text and "[[" not in text:
+        text = _PROPERTY.sub(prop, text)
+    if ":" in text:
+        text = _OPERATOR.sub(operator, text)
+    return text
+
+
+def _take_phrases(text: str, phrases: list[str], excluded: list[str], readings: list[str]) -> str:
+    """Pull `"phrase"` and `-"phrase"` out of `text`; a quote without its pair is read as a word break.
+
+    In a long question (more than MAX_WORDS_WITH_PHRASE words outside the quotes) a
+    quoted phrase stays words; an excluded one is excluded all the same.
+    """
+    long_question = len(_WORD.findall(_PHRASE.sub(" ", text))) > MAX_WORDS_WITH_PHRASE
+    as_words: list[str] = []
+
+    def phrase(m: re.Match[str]) -> str:
+        inner = " ".join(m.group(2).split())
+        if not inner:
+            return " "
+        if m.group(1):
+            excluded.append(inner)
+        elif long_question:
+            as_words.append(inner)
+            return f" {inner} "
+        else:
+            phrases.append(inner)
+        return " "
+
+    text = _PHRASE.sub(phrase, text)
+    if as_words:
+        quoted = ", ".join(f"“{words}”" for words in as_words)
+        readings.append(f"{quoted} read as words, not an exact phrase: the query is a long question")
+    if '"' in text:
+        readings.append("unbalanced quote: read as words")
+        text = text.replace('"', " ")
+    return text
+
+
+def _take_alternatives(text: str, alternatives: list[tuple[str, ...]]) -> str:
+    """Read `a OR b OR c` as one choice among the words around each OR (the words stay in the text)."""
+    tokens = text.split()
+    group: list[str] = []
+    out: list[str] = []
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        if token == "OR" and out and i + 1 < len(tokens):
+            if not group:
+                group.append(out[-1].lower())
+            group.append(tokens[i + 1].lower())
+            out.append(tokens[i + 1])
+            i += 2
+            continue
+        if group:
+            alternatives.append(tuple(group))
+            group = []
+        if token != "OR":
+            out.append(token)
+        i += 1
+    if group:
+        alternatives.append(tuple(group))
+    return " ".join(out)
+
+
+def _take_time_words(
+    text: str, filters: list[QueryFilter], readings: list[str], lexicon: Lexicon, today: dt.date
+) -> str:
+    """Pull "last week", "yesterday('s)", "in March [2025]" out of a short query as a date filter."""
+    lowered = text.lower()
+    names = sorted(lexicon.time_words, key=len, reverse=True)
+    found: tuple[int, int, dt.date, dt.date] | None = None
+    for name in names:
+        m = re.search(rf"(?<!\w){re.escape(name)}(?:['’]s)?(?!\w)", lowered)
+        if m:
+            unit, offset = lexicon.time_words[name]
+            start, end = _period(unit, offset, today)
+            found = (m.start(), m.end(), start, end)
+            break
+    if found is None and lexicon.months and lexicon.month_preposition:
+        months = "|".join(lexicon.months)
+        m = re.search(rf"(?<!\w){re.escape(lexicon.month_preposition)}\s+({months})(?:\s+(\d{{4}}))?(?!\w)", lowered)
+        if m:
+            month = lexicon.months.index(m.group(1)) + 1
+            year = int(m.group(2)) if m.group(2) else (today.year if month <= today.month else today.year - 1)
+            start = dt.date(year, month, 1)
+            end = (dt.date(year + (month == 12), month % 12 + 1, 1)) - dt.timedelta(days=1)
+            found = (m.start(), m.end(), start, end)
+    if found is None:
+        return text
+    at, end_at, start, end = found
+    written = text[at:end_at]
+    other_words = len(_WORD.findall(text[:at] + " " + text[end_at:]))
+    if other_words > MAX_WORDS_WITH_TIME:
+        readings.append(f"“{written}” read as words, not a date: the query is a long question")
+        return text
+    filters.append(QueryFilter("date", written, start=start, end=end, written=written))
+    return text[:at] + " " + text[end_at:]
+
+
+def _period(unit: str, offset: int, today: dt.date) -> tuple[dt.date, dt.date]:
+    """The day, week (Monday to Sunday), month or year `offset` periods from today's."""
+    if unit == "day":
+        day = today + dt.timedelta(days=offset)
+        return day, day
+    if unit == "week":
+        monday = today - dt.timedelta(days=today.weekday()) + dt.timedelta(weeks=offset)
+        return monday, monday + dt.timedelta(days=6)
+    if unit == "month":
+        year, month = today.year, today.month + offset
+        while month < 1:
+            year, month = year - 1, month + 12
+        first = dt.date(year, month, 1)
+        following = dt.date(year + (month == 12), month % 12 + 1, 1)
+        return first, following - dt.timedelta(days=1)
+    year = today.year + offset
+    return dt.date(year, 1, 1), dt.date(year, 12, 31)
+
+
+def _iso(value: str) -> dt.date | None:
+    if not _ISO_DATE.match(value):
+        return None
+    try:
+        return dt.date.fromisoformat(value)
+    except ValueError:
+        return None

@@ -9,6 +9,8 @@ from the lexicon of the configured language (engine/lexicon/).
 
 from __future__ import annotations
 
+import dataclasses
+import datetime as dt
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -27,6 +29,9 @@ log = logging.getLogger("cairn.query")
 
 Stemmer = Callable[[str], list[str]]
 Recognizer = Callable[[str], Sequence[EntityMatch]]
+# Words the index has never seen → (the index term, the word) they are read as.
+# (complete words, the word being typed) → {typed: (index term, the word it was read as)}
+Corrector = Callable[[Sequence[str], "str | None"], dict[str, tuple[str, str]]]
 
 
 @dataclass(frozen=True)
@@ -50,6 +55,10 @@ class QueryPlan(Query):
     """A parsed query and what the engine understood of it (see the module docstring)."""
 
     stems: tuple[str, ...] = ()
+    # The stems of the words typed in full (all of them but a word still being typed).
+    complete_stems: tuple[str, ...] = ()
+    # Index term → the word as the user typed it (badges show what was typed, not "migrat").
+    spelled: dict[str, str] = field(default_factory=dict, compare=False)
     # Stems that are not stop words (all stems if every one is): what evidence speaks of.
     content: tuple[str, ...] = ()
     # The content stems a snippet is chosen by (three letters or more where there are such).
@@ -60,6 +69,11 @@ class QueryPlan(Query):
     asked_kind: AskedKind = NO_KIND
     # Planning steps that failed, by the channel whose part they are (that channel is degraded).
     problems: tuple[tuple[ChannelName, str], ...] = ()
+    # The notes the query's filters, phrases and exclusions leave (None: no restriction);
+    # set by the searcher before the channels run, so every channel searches the same notes.
+    candidates: frozenset[str] | None = field(default=None, repr=False, compare=False)
+    # Words read as typos of the vault's words: (as typed, the vault's word it was read as).
+    corrections: tuple[tuple[str, str], ...] = ()
     lexicon: Lexicon = field(default=ENGLISH, repr=False, compare=False)
 
     def coverage(self, named: Sequence[str]) -> float:
@@ -121,12 +135,28 @@ def _asks_for_related(text: str, matches: Sequence[EntityMatch], lexicon: Lexico
     return bool(residual_words(text, matches, lexicon))
 
 
-def query_stems(query: Query, stem: Stemmer | None) -> list[str]:
-    """The query's index terms (stemmed when a stemmer is given), deduplicated."""
+def query_stems(
+    query: Query,
+    stem: Stemmer | None,
+    corrections: dict[str, str] | None = None,
+    spelled: dict[str, str] | None = None,
+) -> list[str]:
+    """The query's index terms (stemmed when a stemmer is given; a corrected word by its
+    correction), deduplicated; `spelled` collects each term's word as typed."""
     stems: list[str] = []
     for term in query.terms:
-        stems.extend(stem(term) if stem else [term])
+        corrected = corrections.get(term) if corrections else None
+        found = [corrected] if corrected else (stem(term) if stem else [term])
+        stems.extend(found)
+        if spelled is not None:
+            for found_stem in found:
+                spelled.setdefault(found_stem, term)
     return list(dict.fromkeys(stems))
+
+
+def replace_terms(query: Query, terms: Sequence[str]) -> Query:
+    """`query` with other terms (to stem a part of it)."""
+    return dataclasses.replace(query, terms=tuple(terms))
 
 
 class Planner:
@@ -138,25 +168,50 @@ class Planner:
         *,
         stem: Stemmer | None = None,
         recognize: Recognizer | None = None,
+        correct: Corrector | None = None,
     ) -> None:
-        """`stem` is the full-text channel's analyzer; `recognize` finds the vault's entities in text (the graph's dictionary)."""
+        """`stem` is the full-text channel's analyzer; `recognize` finds the vault's entities in text
+        (the graph's dictionary); `correct` reads words the vault has never seen as typos of its own."""
         self.lexicon = lexicon
         self._stem = stem
         self._recognize = recognize
+        self._correct = correct
 
-    def plan(self, raw: str, *, as_you_type: bool = True, kinds: NoteKinds | None = None) -> QueryPlan:
+    def plan(
+        self, raw: str, *, as_you_type: bool = True, kinds: NoteKinds | None = None, today: dt.date | None = None
+    ) -> QueryPlan:
         """The plan of one query; a failing step (the stemmer, the dictionary) degrades its channel, never the plan."""
-        query = parse_query(raw, as_you_type=as_you_type)
-        if query.is_empty:
-            return QueryPlan(query.raw, query.text, query.terms, query.prefix, lexicon=self.lexicon)
+        query = parse_query(raw, as_you_type=as_you_type, today=today, lexicon=self.lexicon)
+        parsed = {f.name: getattr(query, f.name) for f in dataclasses.fields(Query)}
+        if not query.terms:
+            return QueryPlan(**parsed, lexicon=self.lexicon)
         lexicon = self.lexicon
         problems: list[tuple[ChannelName, str]] = []
+        complete_words = query.terms[:-1] if query.prefix else query.terms
+        corrected: dict[str, tuple[str, str]] = {}
+        if self._correct is not None:
+            known = lexicon.known_words()
+            typed = [w for w in dict.fromkeys(complete_words) if w not in lexicon.stop_words and w not in known]
+            typing = query.prefix if query.prefix and query.prefix not in known else None
+            try:
+                corrected = self._correct(typed, typing) if typed or typing else {}
+            except Exception as exc:  # the vocabulary could not be read: no corrections, full text degraded
+                log.debug("typo correction failed", exc_info=True)
+                problems.append(("fulltext", f"{type(exc).__name__}: {exc}"))
+        corrections = {typed: term for typed, (term, _word) in corrected.items()}
+        if query.prefix and query.prefix in corrections:  # the word being typed was a typo: read whole
+            complete_words = query.terms
+        spelled: dict[str, str] = {}
         try:
-            stems = query_stems(query, self._stem)
+            stems = query_stems(query, self._stem, corrections, spelled)
+            complete = query_stems(replace_terms(query, complete_words), self._stem, corrections)
         except Exception as exc:  # the full-text analyzer failed: words unstemmed, full text degraded
             log.debug("stemming failed", exc_info=True)
             problems.append(("fulltext", f"{type(exc).__name__}: {exc}"))
             stems = list(query.terms)
+            complete = list(complete_words)
+        for _typed, (term, word) in corrected.items():
+            spelled[term] = word  # a badge shows the vault's word, the chip the correction
         content = [s for s in stems if s not in lexicon.stop_words] or stems
         hint_terms = [s for s in content if len(s) >= 3] or [s for s in content if len(s) >= 2]
         entities: Sequence[EntityMatch] = ()
@@ -167,11 +222,11 @@ class Planner:
                 log.debug("entity recognition failed", exc_info=True)
                 problems.append(("graph", f"{type(exc).__name__}: {exc}"))
         return QueryPlan(
-            query.raw,
-            query.text,
-            query.terms,
-            query.prefix,
+            **parsed,
             stems=tuple(stems),
+            complete_stems=tuple(complete),
+            spelled=spelled,
+            corrections=tuple((typed, word) for typed, (_term, word) in corrected.items()),
             content=tuple(content),
             hint_terms=tuple(hint_terms),
             entities=tuple(entities),

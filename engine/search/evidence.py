@@ -27,11 +27,13 @@ def choose_label(
     alias: bool,
     all_terms_matched: bool,
     config: FusionConfig,
-    content_matched: bool = True,
+    entity_matched: bool = False,
 ) -> EvidenceLabel:
     """The single strongest reason a note is in the results.
 
-    `high_vector_match` uses the raw cosine, never the fused score.
+    `high_vector_match` uses the raw cosine, never the fused score. A note whose text
+    holds the entity the query names is a keyword match, not the graph's neighbour; and
+    a note full text found is never `weak_semantic`.
     """
     if exact_title:
         return "exact_title_match"
@@ -44,10 +46,12 @@ def choose_label(
         return "keyword_exact"
     if vectors is not None and vectors.score >= config.high_vector_cosine:
         return "high_vector_match"
+    if fulltext is not None and entity_matched:
+        return "keyword_partial"
     if graph is not None and len(graph.graph_path) > 1:
         return "graph_neighbor"
-    if fulltext is not None and content_matched:
-        return "keyword_exact"
+    if fulltext is not None:
+        return "keyword_partial"
     return "weak_semantic"
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import logging
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -17,6 +18,7 @@ from engine.entities import EntityMatch, fold_accents, normalize
 from engine.kinds import NoteKinds, linked_of_kind, with_hops
 from engine.lexicon import Lexicon
 from engine.query import Planner, QueryPlan
+from engine.query.plan import Corrector
 from engine.records import (
     CHANNEL_NAMES,
     NO_KIND,
@@ -27,14 +29,20 @@ from engine.records import (
     ChannelStatus,
     FusionTrace,
     Hit,
+    QueryChip,
+    QueryReading,
     SearchResults,
 )
 from engine.search.evidence import build_snippet, choose_label
+from engine.search.filters import FactsTable, text_has_phrase
 from engine.search.fusion import answers_relation, fusion_factors, refuse
 
 log = logging.getLogger("cairn.search")
 
 T = TypeVar("T")
+
+# While typing, at most this many notes whose title the query begins are put first.
+TYPED_TITLES_MAX = 3
 
 
 class TitleIndex:
@@ -53,6 +61,19 @@ class TitleIndex:
                 self.titles.setdefault(stem, []).append(path)
             for alias in aliases:
                 self.aliases.setdefault(normalize(alias), []).append(path)
+        self.sorted_titles = sorted(self.titles)
+
+    def starting_with(self, key: str, most: int) -> list[str]:
+        """Notes whose title (or file name) starts with `key` but is longer, shortest title first."""
+        at = bisect.bisect_left(self.sorted_titles, key)
+        found: list[tuple[int, str, str]] = []
+        for title in self.sorted_titles[at:]:
+            if not title.startswith(key):
+                break
+            if title != key:
+                found.extend((len(title), title, path) for path in self.titles[title])
+        found.sort()
+        return list(dict.fromkeys(path for _, _, path in found))[:most]
 
 
 class Searcher:
@@ -67,6 +88,8 @@ class Searcher:
         stem: Callable[[str], list[str]] | None = None,
         term_weights: Callable[[Sequence[str]], dict[str, float]] | None = None,
         recognize: Callable[[str], Sequence[EntityMatch]] | None = None,
+        notes_with: Callable[[str], set[str]] | None = None,
+        correct: Corrector | None = None,
         lexicon: Lexicon,
     ) -> None:
         self._catalog = catalog
@@ -77,17 +100,20 @@ class Searcher:
         self._titles = TitleIndex(catalog)
         self._stem = stem
         self._lexicon = lexicon
-        self._planner = Planner(lexicon, stem=stem, recognize=recognize)
+        self._planner = Planner(lexicon, stem=stem, recognize=recognize, correct=correct)
         self._kinds = _note_kinds(catalog, stem, lexicon)
+        self._notes_with = notes_with
+        self._facts: FactsTable | None = None  # read on the first filtered query after a change
 
     def refresh_titles(self) -> None:
         """Reload the title/alias floor table and the note kinds after the catalog changed."""
         self._titles = TitleIndex(self._catalog)
         self._kinds = _note_kinds(self._catalog, self._stem, self._lexicon)
+        self._facts = None
 
     def plan(self, raw: str, *, as_you_type: bool = True) -> QueryPlan:
         """What the engine reads from a query (see engine/query/plan.py)."""
-        return self._planner.plan(raw, as_you_type=as_you_type, kinds=self._kinds)
+        return self._planner.plan(raw, as_you_type=as_you_type, kinds=self._kinds, today=self._config.today_date)
 
     def close(self) -> None:
         """Stop the thread pool."""
@@ -106,13 +132,20 @@ class Searcher:
         limit = max(limit, 0)  # a negative limit would slice hits off the end
         plan = self.plan(raw, as_you_type=as_you_type)
         wanted = [c for c in CHANNEL_NAMES if (channels is None or c in channels)]
+        reading = _reading(plan)
         if plan.is_empty:
             return SearchResults(
                 query=raw,
                 hits=(),
                 channels={c: ChannelStatus("ok", 0.0) for c in wanted},
                 total_ms=_ms(started),
+                reading=reading,
             )
+        candidates = self._candidates(plan)
+        if plan.only_filters:
+            return self._listing(raw, plan, candidates, wanted, limit, started, reading)
+        if candidates is not None:
+            plan = replace(plan, candidates=candidates)
         fusion = self._config.fusion
         depth = channel_depth(limit, fusion, wanted)
         futures: dict[ChannelName, Future[tuple[ChannelAnswer, float]]] = {}
@@ -137,11 +170,14 @@ class Searcher:
             _degrade(statuses, name, problem)
 
         exact, alias = self._floors(plan)
-        trace, hop_source = self._trace(plan, answers, statuses, (*exact, *alias))
+        typed = self._typed_titles(plan, {*exact, *alias})
+        trace, hop_source = self._trace(plan, answers, statuses, (*exact, *alias, *typed))
         graph_answer = answers.get("graph")
         if graph_answer is not None and trace.hops:
             graph_answer = answers["graph"] = self._with_hop_hits(graph_answer, hop_source, trace.hops)
         fused = refuse(trace, fusion)
+        if candidates is not None:  # floors and the kind hop answer only inside the filter
+            fused = [(path, score) for path, score in fused if path in candidates]
         hits = self._hits(plan, fused[:limit], answers, set(exact), set(alias))
         answer_notes = graph_answer.answer_notes if graph_answer is not None else frozenset()
         return SearchResults(
@@ -155,6 +191,99 @@ class Searcher:
             asked_kind=self._asked_kind(plan, answer_notes),
             kind_hops=trace.hops,
             trace=trace,
+            reading=reading,
+            confident=_confident(hits),
+        )
+
+    # -- filters ---------------------------------------------------------------------
+    def _candidates(self, plan: QueryPlan) -> frozenset[str] | None:
+        """The notes the plan's filters, required phrases, `a OR b` choices and exclusions leave (None: all).
+
+        A note must hold one word of each OR group; a group holding the word still being
+        typed waits until it is complete.
+        """
+        groups = [g for g in plan.alternatives if not (plan.prefix and plan.prefix in g)]
+        if not (plan.filters or plan.phrases or groups or plan.excluded_words or plan.excluded_phrases):
+            return None
+        facts = self._facts_table()
+        kept = facts.matching(plan.filters) if plan.filters else set(facts.notes)
+        for phrase in plan.phrases:
+            kept &= self._with_phrase(phrase, kept)
+        for group in groups:
+            kept = set().union(*(self._with_word(word, kept) for word in group))
+        for word in plan.excluded_words:
+            kept -= self._with_word(word, kept)
+        for phrase in plan.excluded_phrases:
+            kept -= self._with_phrase(phrase, kept)
+        return frozenset(kept)
+
+    def _facts_table(self) -> FactsTable:
+        facts = self._facts
+        if facts is None:
+            facts = self._facts = FactsTable(self._catalog)
+        return facts
+
+    def _with_word(self, word: str, within: set[str]) -> set[str]:
+        """The notes among `within` holding `word` (full text's index terms; else their text)."""
+        if self._notes_with is not None:
+            try:
+                return self._notes_with(word) & within
+            except Exception:  # full text is broken: read the notes themselves
+                log.debug("full text could not list the notes with %r", word, exc_info=True)
+        return self._with_phrase(word, within, index=False)
+
+    def _with_phrase(self, phrase: str, within: set[str], *, index: bool = True) -> set[str]:
+        """The notes among `within` whose text holds `phrase`: full text narrows, the note's text decides."""
+        narrowed = set(within)
+        words = [w for w in phrase.split() if any(c.isalnum() for c in w)]
+        if index and self._notes_with is not None:
+            try:
+                for word in words:
+                    narrowed &= self._notes_with(word)
+            except Exception:
+                log.debug("full text could not narrow the phrase %r", phrase, exc_info=True)
+                narrowed = set(within)
+        found: set[str] = set()
+        for path in narrowed:
+            body = self._catalog.note_body(path)
+            title = self._titles.title_of.get(path, "")
+            if body is not None and (text_has_phrase(body.text, phrase) or text_has_phrase(title, phrase)):
+                found.add(path)
+        return found
+
+    def _listing(
+        self,
+        raw: str,
+        plan: QueryPlan,
+        candidates: frozenset[str] | None,
+        wanted: Sequence[ChannelName],
+        limit: int,
+        started: float,
+        reading: QueryReading,
+    ) -> SearchResults:
+        """A query of filters only: the matching notes, the most recent first (no channel is asked)."""
+        facts = self._facts_table()
+        paths = facts.recent_first(candidates if candidates is not None else facts.notes)[:limit]
+        chunks_of = self._catalog.chunks_of_notes(paths)
+        matcher = _WordMatcher(frozenset(), None, self._stem)
+        hits = tuple(
+            Hit(
+                path=path,
+                title=self._titles.title_of.get(path, path),
+                score=0.0,
+                label="filter_match",
+                channels={},
+                snippet=build_snippet(chunks_of.get(path, []), matches=matcher, hint_terms=[]),
+            )
+            for path in paths
+        )
+        return SearchResults(
+            query=raw,
+            hits=hits,
+            channels={c: ChannelStatus("ok", 0.0) for c in wanted},
+            total_ms=_ms(started),
+            reading=reading,
+            confident=len(hits),
         )
 
     def _asked_kind(self, plan: QueryPlan, answer_notes: frozenset[str]) -> AskedKind:
@@ -218,6 +347,8 @@ class Searcher:
         fusion = self._config.fusion
         stop_words = plan.lexicon.stop_words
         by_channel = {name: {h.path: h for h in answer.hits} for name, answer in answers.items()}
+        graph_answer = answers.get("graph")
+        entity_stems = self._stems_of_names(graph_answer.recognized if graph_answer else ())
         # Evidence speaks of content words: "who" or "while" matching is no reason to show.
         content = list(plan.content)
         matcher = _WordMatcher(frozenset(content), plan.prefix, self._stem)
@@ -232,6 +363,7 @@ class Searcher:
                         rank=hit.rank,
                         score=hit.score,  # raw: eval re-fuses with it; front ends round
                         matched_terms=_content_first(hit.matched_terms, stop_words),
+                        matched_words=_typed_words(hit.matched_terms, plan),
                         chunk_id=hit.chunk_id,
                         graph_path=hit.graph_path,
                         graph_relation=hit.graph_relation,
@@ -243,7 +375,7 @@ class Searcher:
                 exact_title=path in exact,
                 alias=path in alias,
                 all_terms_matched=bool(content) and set(content) <= matched,
-                content_matched=bool(matched - stop_words),
+                entity_matched=bool(matched & entity_stems),
                 config=fusion,
             )
             vector = evidence.get("vectors")
@@ -314,6 +446,32 @@ class Searcher:
             graph, hits=tuple(replace(by_path[path], rank=rank) for rank, path in enumerate(ranked, start=1))
         )
 
+    def _stems_of_names(self, names: Sequence[str]) -> set[str]:
+        """The index terms of the entities a query names (a note holding them names the entity)."""
+        if not names or self._stem is None:
+            return set()
+        try:
+            return {stem for name in names for stem in self._stem(name)} - set(self._lexicon.stop_words)
+        except Exception:  # the analyzer failed (full text is degraded already): no entity words
+            return set()
+
+    def _typed_titles(self, plan: QueryPlan, taken: set[str]) -> list[str]:
+        """While a word is being typed, the few notes whose title the query begins ("tile pa": Tile Pack).
+
+        They rank right after exact title and alias matches. Only for a query of at least
+        three letters that starts at most TYPED_TITLES_MAX titles: a shorter or commoner
+        beginning says little about which note is meant.
+        """
+        if plan.prefix is None or plan.has_syntax:
+            return []
+        key = normalize(plan.text)
+        if len(key) < 3:
+            return []
+        found = self._titles.starting_with(key, TYPED_TITLES_MAX + 1)
+        if len(found) > TYPED_TITLES_MAX:
+            return []
+        return [path for path in found if path not in taken]
+
     def _floors(self, plan: QueryPlan) -> tuple[list[str], list[str]]:
         key = normalize(plan.text)
         exact = list(self._titles.titles.get(key, ()))
@@ -363,6 +521,40 @@ def channel_depth(limit: int, fusion: FusionConfig, channels: Collection[Channel
     return max([limit, *(fusion.depths.get(c, limit) for c in channels)])
 
 
+def _reading(plan: QueryPlan) -> QueryReading:
+    """The chips and notes a front end shows for how the query was read."""
+    chips: list[QueryChip] = []
+    for query_filter in plan.filters:
+        text = query_filter.written
+        if query_filter.kind == "date":
+            span = " – ".join(str(day) if day else "…" for day in (query_filter.start, query_filter.end))
+            text = f"{text} ({span})"
+        chips.append(QueryChip(query_filter.kind, text, query_filter.written, query_filter.negated))
+    chips.extend(QueryChip("phrase", f'"{phrase}"', f'"{phrase}"') for phrase in plan.phrases)
+    chips.extend(QueryChip("exclude", f"-{word}", f"-{word}", True) for word in plan.excluded_words)
+    chips.extend(QueryChip("exclude", f'-"{phrase}"', f'-"{phrase}"', True) for phrase in plan.excluded_phrases)
+    chips.extend(QueryChip("or", " OR ".join(group), "") for group in plan.alternatives)
+    chips.extend(QueryChip("typo", f"{typed} → {read}", "") for typed, read in plan.corrections)
+    return QueryReading(
+        words=plan.terms,
+        chips=tuple(chips),
+        notes=plan.readings,
+        only_filters=plan.only_filters,
+        stems=plan.stems,
+        prefix=plan.prefix,
+        corrections=plan.corrections,
+    )
+
+
+def _confident(hits: Sequence[Hit]) -> int:
+    """Where confident evidence ends: after the last hit whose label is not `weak_semantic`."""
+    last = 0
+    for index, hit in enumerate(hits, start=1):
+        if hit.label != "weak_semantic":
+            last = index
+    return last
+
+
 def _degrade(statuses: dict[ChannelName, ChannelStatus], name: ChannelName, problem: str) -> None:
     """Mark channel `name` degraded (unless it is unavailable anyway) with what failed."""
     before = statuses.get(name)
@@ -390,6 +582,13 @@ def _timed(channel: Channel, query: QueryPlan, limit: int) -> tuple[ChannelAnswe
 
 def _ms(started: float) -> float:
     return round((time.perf_counter() - started) * 1000.0, 2)
+
+
+def _typed_words(terms: Sequence[str], plan: QueryPlan) -> tuple[str, ...]:
+    """Matched index terms as the user typed them, stop words left out ("migrat" → migration)."""
+    stop_words = plan.lexicon.stop_words
+    words = (plan.spelled.get(term, term) for term in terms if term not in stop_words)
+    return tuple(dict.fromkeys(word for word in words if word not in stop_words))
 
 
 def _content_first(terms: tuple[str, ...], stop_words: frozenset[str]) -> tuple[str, ...]:

@@ -13,12 +13,15 @@ from typing import TYPE_CHECKING, TextIO
 from engine.console import EXIT_HELP, Exit, exit_code, run_console
 from engine.errors import CairnError, ConfigError
 from engine.present import (
+    NO_CONFIDENT_MATCH,
     asked_kind_text,
     badges,
     highlighted,
     one_line,
+    reading_text,
     reindex_to_json,
     results_to_json,
+    split_hits,
     status_to_json,
     watch_line,
 )
@@ -95,6 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="comma-separated channels to use, at least one (default fulltext,vectors,graph)",
     )
     search.add_argument("--typing", action="store_true", help="treat the last word as a prefix, as when typing")
+    search.add_argument("--today", help="the day time words count from, YYYY-MM-DD (default: the clock)")
 
     status = add("status", "Show index counts, embedded fraction, skipped files, model and size.")
     vault_args(status)
@@ -109,6 +113,10 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--no-model", action="store_true", help="do not load the embedding model")
     evaluate.add_argument("--json", action="store_true", help="print one JSON object")
     evaluate.add_argument(
+        "--typing", action="store_true", help="run each query as typed: its last word a prefix, as in the search box"
+    )
+    evaluate.add_argument("--today", help="the day time words count from, YYYY-MM-DD (default: the clock)")
+    evaluate.add_argument(
         "--channels", default="fulltext,vectors,graph", help="channels to fuse and measure alone"
     )
     evaluate.add_argument("--per-query", type=Path, help="write one JSON line per query to this file")
@@ -117,6 +125,9 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--min-ndcg", type=float, help="exit 6 when hybrid nDCG@10 is below this")
     evaluate.add_argument("--min-recall5", type=float, help="exit 6 when hybrid R@5 is below this")
     evaluate.add_argument("--min-mrr", type=float, help="exit 6 when hybrid MRR is below this")
+    evaluate.add_argument(
+        "--max-forbidden", type=int, help="exit 6 when more than this many grade -1 (must not be found) notes are found"
+    )
 
     watch = add("watch", "Keep the index fresh while notes change; one line per batch on stderr.")
     vault_args(watch)
@@ -164,6 +175,10 @@ def _open(args: argparse.Namespace) -> Engine:
             config = EngineConfig.from_dict(tomllib.loads(args.config.read_text(encoding="utf-8")))
         except (OSError, tomllib.TOMLDecodeError) as exc:
             raise ConfigError(f"{args.config}: {exc}") from exc
+    if getattr(args, "today", None):
+        import dataclasses
+
+        config = dataclasses.replace(config, today=args.today)
     if args.no_model:
         engine = Engine.open(args.vault, config, index_dir=args.index_dir, embedder=None)
     else:
@@ -250,7 +265,13 @@ def _search(args: argparse.Namespace) -> int:
         return Exit.OK
     out = sys.stdout
     tty = out.isatty()
-    for number, hit in enumerate(results.hits, start=1):
+    read_as = reading_text(results.reading)
+    if read_as:
+        out.write(f"read as: {one_line(read_as)}\n")
+    confident, nearest = split_hits(results)
+    for number, hit in enumerate((*confident, *nearest), start=1):
+        if number == len(confident) + 1 and nearest:
+            out.write(f"    -- {NO_CONFIDENT_MATCH} --\n")
         out.write(f"{number:>2}. {one_line(hit.title)}  ({one_line(hit.path)})\n")
         out.write(f"    {hit.label}  {one_line('  '.join(f'[{b}]' for b in badges(hit)))}\n")
         heading = f"{one_line(hit.snippet.heading)} · " if hit.snippet.heading else ""

@@ -168,7 +168,11 @@ def load_queries(path: Path) -> list[tuple[str, str]]:
 
 
 def load_qrels(path: Path) -> dict[str, dict[str, int]]:
-    """qid → {path: grade} from a `qid<TAB>path<TAB>grade` file with an optional header."""
+    """qid → {path: grade} from a `qid<TAB>path<TAB>grade` file with an optional header.
+
+    Grade 2 is the best answer, 1 relevant, 0 judged not relevant, and -1 a note that must
+    not be found at all (one an exclusion or a filter rules out): counted as `forbidden_found`.
+    """
     qrels: dict[str, dict[str, int]] = {}
     for number, parts in _rows(path, 3):
         try:
@@ -192,6 +196,11 @@ class QueryMetrics:
     contribution: dict[str, tuple[int, int]]
     ms: float
     detail: dict[str, Any] = field(default_factory=dict)
+    # Where the fused list's confident evidence ends, and what that cut costs and keeps out.
+    confident: int = 0
+    relevant_below_cut: int = 0
+    first_relevant_below_cut: bool = False
+    forbidden_found: int = 0
 
 
 @dataclass
@@ -204,6 +213,8 @@ class EvalReport:
     queries: int
     latency_ms: dict[str, float]
     skipped: list[str] = field(default_factory=list)
+    cut: dict[str, float] = field(default_factory=dict)
+    forbidden_found: int = 0
 
 
 
@@ -234,6 +245,7 @@ def evaluate(
     channels: Sequence[ChannelName] = CHANNEL_NAMES,
     limit: int = 100,
     on_query: Callable[[QueryMetrics], None] | None = None,
+    typing: bool = False,
 ) -> EvalReport:
     """Run every judged query (hybrid and each channel alone) and average the metrics.
 
@@ -244,6 +256,7 @@ def evaluate(
         channels: the channels the hybrid fuses and that are measured alone.
         limit: hits requested per search.
         on_query: called with each query's result (per-query output).
+        typing: search as the search box does while typing (the last word a prefix).
     """
     fusion = engine.config.fusion
     # A channel alone is judged on the list it gave the hybrid search, as deep as that search
@@ -258,7 +271,7 @@ def evaluate(
             skipped.append(qid)
             continue
         started = time.perf_counter()
-        hybrid = engine.search(text, limit=limit, channels=channels, as_you_type=False)
+        hybrid = engine.search(text, limit=limit, channels=channels, as_you_type=typing)
         latencies.append((time.perf_counter() - started) * 1000.0)
         fused = [hit.path for hit in hybrid.hits]
         trace = hybrid.trace
@@ -275,6 +288,10 @@ def evaluate(
             contribution=contribution(fused, lists, without, grades),
             ms=round(latencies[-1], 2),
             detail=_detail(hybrid, lists, grades),
+            confident=hybrid.confident,
+            relevant_below_cut=sum(1 for path in fused[hybrid.confident : 10] if grades.get(path, 0) > 0),
+            first_relevant_below_cut=hybrid.confident <= _first_relevant(fused, grades) < 10,
+            forbidden_found=sum(1 for path in fused if grades.get(path, 0) < 0),
         )
         per_query.append(result)
         if on_query is not None:
@@ -296,7 +313,27 @@ def evaluate(
             "p95": round(percentile(latencies, 95), 2),
         },
         skipped=skipped,
+        cut=_cut_summary(per_query),
+        forbidden_found=sum(r.forbidden_found for r in per_query),
     )
+
+
+def _cut_summary(per_query: Sequence[QueryMetrics]) -> dict[str, float]:
+    """The honest-list cut over the set: confident hits per query, and relevant notes it demotes."""
+    if not per_query:
+        return {"confident_mean": 0.0, "relevant_below_cut": 0, "queries_cut_before_relevant": 0}
+    return {
+        "confident_mean": round(sum(min(r.confident, 10) for r in per_query) / len(per_query), 2),
+        # Relevant notes in the top 10 that sit under the "no confident match" divider.
+        "relevant_below_cut": sum(r.relevant_below_cut for r in per_query),
+        # Queries whose first relevant note sits under the divider.
+        "queries_cut_before_relevant": sum(1 for r in per_query if r.first_relevant_below_cut),
+    }
+
+
+def _first_relevant(fused: Sequence[str], grades: Grades) -> int:
+    """The index of the first relevant note in the top 10, or 10 when there is none."""
+    return next((i for i, path in enumerate(fused[:10]) if grades.get(path, 0) > 0), 10)
 
 
 
@@ -340,6 +377,8 @@ def query_to_json(result: QueryMetrics) -> dict[str, Any]:
             for name, (u, d) in result.contribution.items()
         },
         "ms": result.ms,
+        "confident": result.confident,
+        **({"forbidden_found": result.forbidden_found} if result.forbidden_found else {}),
         **result.detail,
     }
 
@@ -356,6 +395,8 @@ def report_to_json(report: EvalReport) -> dict[str, Any]:
         "contribution": report.contribution,
         "queries": report.queries,
         "latency_ms": report.latency_ms,
+        "cut": report.cut,
+        "forbidden_found": report.forbidden_found,
     }
 
 
@@ -370,6 +411,14 @@ def write_table(report: EvalReport, out: TextIO) -> None:
         out.write(
             f"  {name:<9} unique {counts['unique_relevant']:>4}   displaced {counts['displaced_relevant']:>4}\n"
         )
+    cut = report.cut
+    out.write(
+        f"\nhonest-list cut: {cut.get('confident_mean', 0):.2f} confident hits per query; "
+        f"{cut.get('relevant_below_cut', 0)} relevant notes of the top 10 below it "
+        f"({cut.get('queries_cut_before_relevant', 0)} queries' first)\n"
+    )
+    if report.forbidden_found:
+        out.write(f"forbidden notes found (grade -1): {report.forbidden_found}\n")
     out.write(
         f"\n{report.queries} queries; hybrid latency p50 {report.latency_ms['p50']:.1f} ms, "
         f"p95 {report.latency_ms['p95']:.1f} ms\n"
@@ -408,7 +457,9 @@ def run_command(args: Any, engine: Engine, progress: Callable[[Any], None], err:
             err.write(f"eval: {done}/{len(queries)}\n")
 
     try:
-        report = evaluate(engine, queries, qrels, channels=channels, limit=args.limit, on_query=on_query)
+        report = evaluate(
+            engine, queries, qrels, channels=channels, limit=args.limit, on_query=on_query, typing=args.typing
+        )
     finally:
         if per_query_file is not None:
             per_query_file.close()
@@ -421,6 +472,8 @@ def run_command(args: Any, engine: Engine, progress: Callable[[Any], None], err:
     failed = below_floors(
         report, {"nDCG@10": args.min_ndcg, "R@5": args.min_recall5, "MRR": args.min_mrr}
     )
+    if args.max_forbidden is not None and report.forbidden_found > args.max_forbidden:
+        failed.append(f"forbidden_found {report.forbidden_found} > {args.max_forbidden}")
     for line in failed:
         err.write(f"below floor: {line}\n")
     return 6 if failed else 0

@@ -13,7 +13,7 @@ from typing import Any
 import yaml
 from markdown_it import MarkdownIt
 
-from engine.records import Heading, Link, ParsedNote
+from engine.records import Heading, Link, ParsedNote, Task
 from engine.vault.links import (
     WIKILINK,
     LineIndex,
@@ -180,13 +180,60 @@ def _fm_tags(data: dict[str, Any]) -> list[str]:
 
 
 def _fm_pairs(data: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    """(property, value) pairs: one per scalar, one per scalar of a list ([prop:value] searches them)."""
     pairs: list[tuple[str, str]] = []
     for key, value in data.items():
         if value is None:
-            pairs.append((key, ""))
+            pairs.append((str(key), ""))
         elif isinstance(value, _SCALARS):
-            pairs.append((key, str(value)))
+            pairs.append((str(key), str(value)))
+        elif isinstance(value, list):
+            items = [str(item) for item in value if isinstance(item, _SCALARS)]
+            if items:
+                pairs.extend((str(key), item) for item in items)
+            else:
+                pairs.append((str(key), ""))
     return tuple(pairs)
+
+
+# `- [ ] text`, `* [x] text`, `1. [ ] text`, in a quote or a list of any depth.
+_TASK = re.compile(r"^[ \t>]*(?:[-*+]|\d{1,9}[.)])[ \t]+\[([ xX])\](?:[ \t]+(.*))?$")
+_DATE_IN_NAME = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
+_DATE_PROPERTIES = ("date", "created", "day", "created_at")
+
+
+def _tasks(masked: str, first_line: int) -> tuple[Task, ...]:
+    """Task items outside code (`masked` has code blanked), with their file lines."""
+    if "[" not in masked:
+        return ()
+    found: list[Task] = []
+    for number, line in enumerate(masked.split("\n"), start=first_line):
+        if "[" in line:
+            m = _TASK.match(line)
+            if m:
+                found.append(Task(m.group(1) != " ", (m.group(2) or "").strip(), number))
+    return tuple(found)
+
+
+def _note_date(path: str, data: dict[str, Any]) -> str:
+    """The day a note is about: a valid date in its file name, else in its frontmatter ("" if none)."""
+    m = _DATE_IN_NAME.search(PurePosixPath(path).stem)
+    if m and _valid_date(m.group(0)):
+        return m.group(0)
+    for key in _DATE_PROPERTIES:
+        for value in _fm_get(data, key):
+            text = value.isoformat()[:10] if isinstance(value, (_dt.date, _dt.datetime)) else str(value)[:10]
+            if _valid_date(text):
+                return text
+    return ""
+
+
+def _valid_date(text: str) -> bool:
+    try:
+        _dt.date.fromisoformat(text)
+    except ValueError:
+        return False
+    return len(text) == 10
 
 
 def _valid_inline_tag(tag: str) -> bool:
@@ -410,5 +457,7 @@ def parse_note(path: str, text: str) -> ParsedNote:
         body_line_offset=offset,
         frontmatter=_fm_pairs(fm.data),
         warnings=tuple(warnings),
+        tasks=_tasks(masked, offset + 1),
+        date=_note_date(path, fm.data),
     )
 

@@ -11,11 +11,11 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.content import Content
 from textual.message import Message
-from textual.screen import Screen
-from textual.widgets import Footer, Input, Static
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Footer, Input, Markdown, Static
 from textual.worker import get_current_worker
 
-from engine.present import CHANNEL_LABELS
+from engine.present import CHANNEL_LABELS, QUERY_SYNTAX_HELP
 from engine.records import CHANNEL_NAMES, ChannelName, Hit, IndexStatus, SearchResults
 from ui.errors import ReportsWorkerErrors
 from ui.hits import channel_summary
@@ -45,6 +45,8 @@ class SearchScreen(ReportsWorkerErrors, Screen[SearchOutcome]):
         Binding("pagedown", "move(5)", "Page down", show=False),
         Binding("pageup", "move(-5)", "Page up", show=False),
         Binding("f2", "toggle_explain", "Explain"),
+        Binding("f1", "syntax_help", "Syntax"),
+        Binding("ctrl+x", "drop_chip", "Drop filter", show=False),
         Binding("f5", "only('')", "All", priority=True),
         Binding("f6", "only('fulltext')", "BM25", priority=True),
         Binding("f7", "only('vectors')", "VEC", priority=True),
@@ -86,7 +88,8 @@ class SearchScreen(ReportsWorkerErrors, Screen[SearchOutcome]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="search-box"):
-            yield Input(self._initial_query, placeholder="Search the vault…", id="search-input")
+            yield Input(self._initial_query, placeholder="Search the vault… (F1: syntax)", id="search-input")
+            yield Static("", id="search-chips")
             yield Static("", id="search-status")
             yield Static("", id="search-vectors")
         yield SearchResultList(id="results")
@@ -155,8 +158,28 @@ class SearchScreen(ReportsWorkerErrors, Screen[SearchOutcome]):
         else:
             count = f"{len(results.hits)} result{'s' if len(results.hits) != 1 else ''}{filter_note} · "
             status_line.update(Content.assemble(count, channel_summary(results, self.show_timings)))
+        self._show_chips(results)
         self._show_vectors(results, status)
         self._explain(self.query_one(SearchResultList).current_hit)
+
+    def _show_chips(self, results: SearchResults | None) -> None:
+        """How the query was read: its filters and phrases as chips, and what was not taken literally."""
+        line = self.query_one("#search-chips", Static)
+        reading = results.reading if results is not None else None
+        if reading is None or not (reading.chips or reading.notes):
+            line.display = False
+            return
+        parts: list[Content | str] = []
+        for chip in reading.chips:
+            if parts:
+                parts.append(" ")
+            parts.append(Content.styled(f" {chip.text} ", "$text on $accent-muted"))
+        for note in reading.notes:
+            parts.append(Content.styled(f"  {note}", "$text-warning"))
+        if any(chip.written for chip in reading.chips):
+            parts.append(Content.styled("  ctrl+x drops the last filter", "$text-muted"))
+        line.update(Content.assemble(*parts))
+        line.display = True
 
     def _show_vectors(self, results: SearchResults | None, status: IndexStatus | None) -> None:
         notice = self.query_one("#search-vectors", Static)
@@ -220,7 +243,37 @@ class SearchScreen(ReportsWorkerErrors, Screen[SearchOutcome]):
         self.set_class(explain.display, "-explain")
         self._explain(self.query_one(SearchResultList).current_hit)
 
+    def action_syntax_help(self) -> None:
+        """Show what the search box understands."""
+        self.app.push_screen(SyntaxHelp())
+
+    def action_drop_chip(self) -> None:
+        """Remove the last filter (or phrase, or exclusion) from the query."""
+        reading = self.results.reading if self.results is not None else None
+        removable = [chip for chip in reading.chips if chip.written] if reading is not None else []
+        if not removable:
+            return
+        search_input = self.query_one("#search-input", Input)
+        text = search_input.value
+        at = text.rfind(removable[-1].written)
+        if at >= 0:
+            search_input.value = " ".join((text[:at] + text[at + len(removable[-1].written) :]).split())
+
     def action_only(self, channel: str) -> None:
         """Search one channel only (empty: all channels) to compare what each finds."""
         self.only = next((name for name in CHANNEL_NAMES if name == channel), None)
         self._start(self.query_text)
+
+
+class SyntaxHelp(ModalScreen[None]):
+    """The query syntax the search box understands (the same text as the README's)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,f1,q", "close", "Close")]
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="syntax-help"):
+            yield Markdown(f"## Search syntax\n\n{QUERY_SYNTAX_HELP}\n\nEsc closes.")
+
+    def action_close(self) -> None:
+        """Back to the search."""
+        self.dismiss(None)

@@ -10,7 +10,15 @@ from string import Template
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
-from engine.present import CHANNEL_LABELS, asked_kind_text, badges, printable_path
+from engine.present import (
+    CHANNEL_LABELS,
+    NO_CONFIDENT_MATCH,
+    QUERY_SYNTAX_HELP,
+    asked_kind_text,
+    badges,
+    printable_path,
+    split_hits,
+)
 from ui.web.render import note_url
 
 if TYPE_CHECKING:
@@ -50,15 +58,24 @@ def search_page(query: str, results_html: str) -> str:
     <label class="toggle"><input id="explain" type="checkbox"> explain</label>
   </form>
   <p class="hint">↑ ↓ to move · Enter to open · results update as you type</p>
+  <details class="syntax"><summary>Search syntax</summary>{_syntax_help()}</details>
   <div id="results" aria-live="polite">{results_html}</div>
 </section>"""
+
+
+def _syntax_help() -> str:
+    """The query syntax table (the same text as the TUI's help screen and the README)."""
+    from markdown_it import MarkdownIt
+
+    rendered: str = MarkdownIt("commonmark", {"html": False}).enable("table").render(QUERY_SYNTAX_HELP)
+    return rendered
 
 
 def results_fragment(results: SearchResults | None) -> str:
     """The results list of one search (also served alone to the page's script)."""
     if results is None:
         return '<p class="empty">Type to search the vault.</p>'
-    parts = [_channel_notices(results), _explain_summary(results)]
+    parts = [_channel_notices(results), _chips(results), _explain_summary(results)]
     count = len(results.hits)
     parts.append(
         f'<p class="results-meta" data-query="{e(results.query)}">'
@@ -67,11 +84,30 @@ def results_fragment(results: SearchResults | None) -> str:
     if not results.hits:
         parts.append('<p class="empty">No results.</p>')
         return "\n".join(parts)
+    confident, nearest = split_hits(results)
     parts.append('<ol class="hits">')
-    for number, hit in enumerate(results.hits):
+    for number, hit in enumerate(confident):
         parts.append(_hit(hit, selected=number == 0))
+    if nearest:
+        parts.append(f'<li class="divider" role="separator">{e(NO_CONFIDENT_MATCH)}</li>')
+        for number, hit in enumerate(nearest):
+            parts.append(_hit(hit, selected=not confident and number == 0))
     parts.append("</ol>")
     return "\n".join(parts)
+
+
+def _chips(results: SearchResults) -> str:
+    """How the query was read: filters and phrases as chips (a click removes one), and notes."""
+    reading = results.reading
+    if not reading.chips and not reading.notes:
+        return ""
+    chips = " ".join(
+        f'<button type="button" class="chip chip-{e(chip.kind)}" data-written="{e(chip.written)}"'
+        f' title="{"remove" if chip.written else ""}">{e(chip.text)}{" ×" if chip.written else ""}</button>'
+        for chip in reading.chips
+    )
+    notes = "".join(f'<span class="reading-note">{e(note)}</span>' for note in reading.notes)
+    return f'<p class="chips">{chips}{notes}</p>'
 
 
 def _channel_notices(results: SearchResults) -> str:

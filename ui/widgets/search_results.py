@@ -5,10 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from textual import on
+from textual.content import Content
 from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
+from engine.present import NO_CONFIDENT_MATCH, split_hits
 from engine.records import Hit, SearchResults
 from ui.hits import hit_content
 
@@ -33,18 +35,25 @@ class SearchResultList(OptionList):
         self.results: SearchResults | None = None
 
     def show(self, results: SearchResults | None) -> None:
-        """Replace the list with `results`, keeping the cursor on the first hit."""
+        """Replace the list with `results`: the confident hits, then a divider and the few nearest notes."""
         self.results = results
         self.clear_options()
         if results is None:
             return
         width = self.scrollable_content_region.width - 2
-        self.add_options(
-            Option(hit_content(hit, number, width), id=str(number - 1))
-            for number, hit in enumerate(results.hits, start=1)
-        )
-        if results.hits:
-            self.highlighted = 0
+        confident, nearest = split_hits(results)
+        options: list[Option] = [
+            Option(hit_content(hit, number, width), id=str(number - 1)) for number, hit in enumerate(confident, start=1)
+        ]
+        if nearest:
+            options.append(Option(Content.styled(f"── {NO_CONFIDENT_MATCH} ──", "$text-muted italic"), disabled=True))
+            options.extend(
+                Option(hit_content(hit, number, width), id=str(number - 1))
+                for number, hit in enumerate(nearest, start=len(confident) + 1)
+            )
+        self.add_options(options)
+        if confident or nearest:
+            self.highlighted = 0 if confident else 1
         else:
             self.post_message(self.HitHighlighted(None))
 
@@ -61,9 +70,10 @@ class SearchResultList(OptionList):
         """The hit under the cursor, if any."""
         if self.results is None or self.highlighted is None or not self.results.hits:
             return None
-        if self.highlighted >= len(self.results.hits):
-            return None
-        return self.results.hits[self.highlighted]
+        option = self.get_option_at_index(self.highlighted)
+        if option.id is None:
+            return None  # the divider
+        return self.results.hits[int(option.id)]
 
     @on(OptionList.OptionHighlighted)
     def _highlighted(self, event: OptionList.OptionHighlighted) -> None:

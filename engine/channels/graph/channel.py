@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import threading
 from collections.abc import Collection, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -220,7 +221,12 @@ class GraphChannel:
             snapshot = self._snapshot
         if snapshot is None or query.is_empty:
             return ChannelAnswer(hits=())
-        return walk.search(snapshot, query, limit, self._config)
+        if query.candidates is None:
+            return walk.search(snapshot, query, limit, self._config)
+        # A filter: the walk reaches what it reaches; only the candidates are answers.
+        answer = walk.search(snapshot, query, snapshot.cache.graph.vcount(), self._config)
+        kept = [hit for hit in answer.hits if hit.path in query.candidates][:limit]
+        return replace(answer, hits=tuple(replace(hit, rank=rank) for rank, hit in enumerate(kept, start=1)))
 
     def neighbors(self, path: str, limit: int = 20) -> list[Neighbor]:
         """A note's strongest neighbors in the graph."""

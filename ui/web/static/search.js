@@ -66,6 +66,18 @@
 
   input.addEventListener("input", search);
 
+  // A chip says how a part of the query was read; clicking it removes that part.
+  results.addEventListener("click", (event) => {
+    const chip = event.target.closest("button.chip");
+    if (!chip || !chip.dataset.written) return;
+    const at = input.value.lastIndexOf(chip.dataset.written);
+    if (at < 0) return;
+    input.value = (input.value.slice(0, at) + input.value.slice(at + chip.dataset.written.length))
+      .split(/\s+/).filter(Boolean).join(" ");
+    input.focus();
+    search();
+  });
+
   input.addEventListener("keydown", (event) => {
     if (event.key === "ArrowDown") {
       event.preventDefault();

@@ -1,0 +1,112 @@
+"""Query filters: the notes a query's filters, required phrases and exclusions leave to search in.
+
+Filters apply before fusion: the searcher hands every channel the same candidate set,
+so a filter never costs recall inside it. The facts filters read (tags, properties,
+tasks, a note's date) come from the catalog once per catalog generation.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from collections.abc import Callable, Collection, Iterable
+from dataclasses import dataclass
+
+from engine.catalog import Catalog
+from engine.entities import displayed_text, fold_accents
+from engine.query.parse import QueryFilter
+
+__all__ = ["FactsTable", "NoteFacts", "phrase_key", "text_has_phrase"]
+
+_SPACES = re.compile(r"\s+")
+
+
+@dataclass(frozen=True)
+class NoteFacts:
+    """What filters read of one note."""
+
+    path: str
+    tags: tuple[str, ...]  # casefolded, without '#'
+    properties: dict[str, tuple[str, ...]]  # casefolded names → values
+    tasks: tuple[tuple[bool, str], ...]  # (done, casefolded text)
+    date: dt.date  # the day the note is about (its name's, its frontmatter's), else its mtime's
+    mtime: float
+
+
+class FactsTable:
+    """Every note's facts, read from the catalog (rebuilt after the catalog changes)."""
+
+    def __init__(self, catalog: Catalog) -> None:
+        self.notes: dict[str, NoteFacts] = {}
+        for path, tags, mtime, raw in catalog.note_facts():
+            try:
+                data = json.loads(raw) if raw else {}
+            except ValueError:
+                data = {}
+            date = _date(str(data.get("date") or "")) or dt.date.fromtimestamp(max(mtime, 0))
+            props = {str(k): tuple(str(v) for v in values) for k, values in dict(data.get("props") or {}).items()}
+            tasks = tuple((bool(done), str(text).casefold()) for done, text in list(data.get("tasks") or []))
+            self.notes[path] = NoteFacts(
+                path, tuple(t.lstrip("#").casefold() for t in tags), props, tasks, date, mtime
+            )
+
+    def matching(self, filters: Iterable[QueryFilter]) -> set[str]:
+        """The notes every filter keeps."""
+        kept = set(self.notes)
+        for query_filter in filters:
+            test = _test(query_filter)
+            kept = {path for path in kept if test(self.notes[path]) != query_filter.negated}
+        return kept
+
+    def recent_first(self, paths: Collection[str]) -> list[str]:
+        """`paths` by the day they are about, then modification time, newest first."""
+        return sorted(paths, key=lambda p: (self.notes[p].date, self.notes[p].mtime, p), reverse=True)
+
+
+def _test(query_filter: QueryFilter) -> Callable[[NoteFacts], bool]:
+    kind = query_filter.kind
+    value = query_filter.value.casefold()
+    if kind == "tag":
+        # `tag:work` also keeps #work/project, as Obsidian's tag search does.
+        return lambda note: any(tag == value or tag.startswith(value + "/") for tag in note.tags)
+    if kind == "path":
+        return lambda note: _path_starts(note.path, value)
+    if kind == "file":
+        return lambda note: value in note.path.rpartition("/")[2].casefold()
+    if kind == "prop":
+        wanted = query_filter.prop_value.casefold() if query_filter.prop_value is not None else None
+        if wanted is None:
+            return lambda note: value in note.properties
+        return lambda note: any(wanted in v.casefold() for v in note.properties.get(value, ()))
+    if kind in ("task", "task-todo", "task-done"):
+        state = {"task": None, "task-todo": False, "task-done": True}[kind]
+        return lambda note: any((state is None or done == state) and value in text for done, text in note.tasks)
+    start, end = query_filter.start, query_filter.end
+    return lambda note: (start is None or note.date >= start) and (end is None or note.date <= end)
+
+
+def _path_starts(path: str, prefix: str) -> bool:
+    """Whether the vault path, or the path below any of its folders, starts with `prefix`."""
+    lowered = path.casefold()
+    if lowered.startswith(prefix):
+        return True
+    return any(lowered[at + 1 :].startswith(prefix) for at, char in enumerate(lowered) if char == "/")
+
+
+def _date(text: str) -> dt.date | None:
+    try:
+        return dt.date.fromisoformat(text) if len(text) == 10 else None
+    except ValueError:
+        return None
+
+
+def phrase_key(text: str) -> str:
+    """Text as phrases are compared: links as shown, case and Latin accents folded, spaces collapsed."""
+    return _SPACES.sub(" ", fold_accents(displayed_text(text).casefold())).strip()
+
+
+def text_has_phrase(text: str, phrase: str) -> bool:
+    """Whether `text` holds `phrase` (both compared by `phrase_key`)."""
+    key = phrase_key(phrase)
+    return bool(key) and key in phrase_key(text)

@@ -1,0 +1,171 @@
+"""The query language: phrases, exclusions, OR, filters, time words, typos, typing, honest lists, badges."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engine.api import Engine
+from engine.embedder import HashEmbedder
+from engine.present import results_to_json, split_hits
+from engine.query.parse import parse_query
+
+NOTES = {
+    "Maps/Vector Tiles.md": "# Vector Tiles\n\nWe ship vector tiles for offline maps on iOS.\n",
+    "Maps/Android Tiles.md": "# Android Tiles\n\nvector tiles render slowly on android phones.\n",
+    "Maps/Raster.md": "# Raster\n\nRaster tiles and vector data: not vector tiles in one phrase.\n",
+    "Meetings/Atlas Kickoff.md": "---\ntags: [meeting, project/atlas]\n---\n# Atlas Kickoff\n\nThe kickoff of Atlas.\n- [ ] send the agenda\n- [x] book the room\n",
+    "Daily/2026-11-30.md": "# 2026-11-30\n\nStandup: the migration to postgres is late.\n",
+    "Daily/2026-11-24.md": "# 2026-11-24\n\nStandup notes about tile packs.\n",
+    "Glossary/Tile Pack.md": "---\nstatus: draft\naliases: [TP]\n---\n# Tile Pack\n\nA bundle of map tiles for one area.\n",
+    "Projects/Offline Map Tiles.md": "# Offline Map Tiles\n\nHow tiles get to the phone.\n",
+    "Decisions/Postgres.md": "---\nstatus: done\ntags: [decision]\n---\n# Postgres for Beacon\n\nWe chose postgres over mysql.\n",
+    "Inbox/Quokka.md": "# Ideas\n\nA quokka is a small marsupial.\n",
+}
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
+    base = tmp_path_factory.mktemp("syntax")
+    vault = base / "vault"
+    for rel, text in NOTES.items():
+        (vault / rel).parent.mkdir(parents=True, exist_ok=True)
+        (vault / rel).write_text(text, encoding="utf-8")
+    with Engine.open(vault, index_dir=base / "index", embedder=HashEmbedder()) as opened:
+        opened.reindex()
+        yield opened
+
+
+def paths(engine: Engine, query: str, *, typing: bool = False) -> list[str]:
+    return [hit.path for hit in engine.search(query, as_you_type=typing).hits]
+
+
+def test_a_phrase_is_required_and_an_exclusion_leaves_notes_out(engine: Engine) -> None:
+    found = paths(engine, '"vector tiles" -android')
+    assert "Maps/Vector Tiles.md" in found and "Maps/Android Tiles.md" not in found
+    assert "Maps/Raster.md" in found  # it has the phrase ("not vector tiles in one phrase")
+    assert "Projects/Offline Map Tiles.md" not in found  # tiles, but not the phrase
+    assert "Maps/Android Tiles.md" in paths(engine, '"vector tiles"')
+    assert "Maps/Android Tiles.md" not in paths(engine, 'vector tiles -"android phones"')
+
+
+def test_filters_restrict_every_channel_before_fusion(engine: Engine) -> None:
+    results = engine.search("atlas tag:project", as_you_type=False)
+    assert [h.path for h in results.hits] == ["Meetings/Atlas Kickoff.md"]  # tag:project keeps project/atlas
+    assert {c.text for c in results.reading.chips} == {"tag:project"}
+    assert paths(engine, "tiles path:Maps") and all(p.startswith("Maps/") for p in paths(engine, "tiles path:Maps"))
+    assert paths(engine, "file:kickoff") == ["Meetings/Atlas Kickoff.md"]
+    assert paths(engine, "[status:done]") == ["Decisions/Postgres.md"]
+    assert set(paths(engine, "[status]")) == {"Decisions/Postgres.md", "Glossary/Tile Pack.md"}
+    assert paths(engine, "task-todo:agenda") == ["Meetings/Atlas Kickoff.md"]
+    assert paths(engine, "task-done:agenda") == []
+    assert paths(engine, "task-done:room") == ["Meetings/Atlas Kickoff.md"]
+    assert "Decisions/Postgres.md" not in paths(engine, "postgres -tag:decision")
+
+
+def test_a_query_of_filters_only_lists_the_notes_newest_first(engine: Engine) -> None:
+    results = engine.search("path:Daily", as_you_type=False)
+    assert [h.path for h in results.hits] == ["Daily/2026-11-30.md", "Daily/2026-11-24.md"]
+    assert {h.label for h in results.hits} == {"filter_match"} and results.reading.only_filters
+    assert [h.path for h in engine.search("after:2026-11-25 path:Daily", as_you_type=False).hits] == ["Daily/2026-11-30.md"]
+    assert [h.path for h in engine.search("before:2026-11-25 path:Daily", as_you_type=False).hits] == ["Daily/2026-11-24.md"]
+
+
+def test_time_words_are_a_date_filter_in_a_short_query() -> None:
+    monday = dt.date(2026, 12, 1)
+    query = parse_query("yesterday's standup", today=monday, as_you_type=False)
+    assert query.terms == ("standup",)
+    assert [(f.kind, f.start, f.end) for f in query.filters] == [("date", dt.date(2026, 11, 30), dt.date(2026, 11, 30))]
+    week = parse_query("standup last week", today=monday).filters[0]
+    assert (week.start, week.end) == (dt.date(2026, 11, 23), dt.date(2026, 11, 29))
+    march = parse_query("budget in March", today=monday).filters[0]
+    assert (march.start, march.end) == (dt.date(2026, 3, 1), dt.date(2026, 3, 31))
+    question = parse_query("which singer born in March recorded the song about the lonely moon", today=monday)
+    assert not question.filters and "march" in question.terms and question.readings
+
+
+def test_or_keeps_notes_with_either_word(engine: Engine) -> None:
+    query = parse_query("mysql OR marsupial", as_you_type=False)
+    assert query.alternatives == (("mysql", "marsupial"),) and query.terms == ("mysql", "marsupial")
+    found = paths(engine, "mysql OR marsupial", typing=False)
+    # Either word is required: nothing else is listed, however near its vector.
+    assert set(found) == {"Decisions/Postgres.md", "Inbox/Quokka.md"}
+    # While the last alternative is still being typed, the choice waits for it.
+    assert len(paths(engine, "mysql OR marsu", typing=True)) > 2
+
+
+def test_quotes_in_a_long_question_are_a_title_not_a_required_phrase() -> None:
+    short = parse_query('"vector tiles" android', as_you_type=False)
+    assert short.phrases == ("vector tiles",)
+    question = parse_query('Who recorded the song "Vector Tiles" on the album of 1968?', as_you_type=False)
+    assert not question.phrases and {"vector", "tiles"} <= set(question.terms)
+    assert "read as words" in question.readings[0]
+    # An excluded phrase is excluded in any query.
+    assert parse_query('which notes talk about maps but -"vector tiles" please', as_you_type=False).excluded_phrases
+
+
+def test_a_malformed_query_never_errors_and_says_how_it_was_read(engine: Engine) -> None:
+    for query in ['"unbalanced', "foo: bar", "tag:", "[", "after:yesterday", '-"', "OR", "-", "[[Tile", ":::", 'path:"']:
+        results = engine.search(query)
+        assert results is not None
+    assert engine.search('"vector tiles', as_you_type=False).reading.notes == ("unbalanced quote: read as words",)
+    assert "unknown operator foo" in engine.search("foo: tiles", as_you_type=False).reading.notes[0]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list('ab "-:[]()ORtagpath#/. ')), max_size=40))
+def test_any_mix_of_operators_parses(text: str) -> None:
+    parsed = parse_query(text)
+    assert isinstance(parsed.terms, tuple)
+
+
+def test_a_typo_is_read_as_the_vaults_word_and_said_so(engine: Engine) -> None:
+    results = engine.search("kikcoff", as_you_type=False)
+    assert results.hits[0].path == "Meetings/Atlas Kickoff.md"
+    assert [c.text for c in results.reading.chips if c.kind == "typo"] == ["kikcoff → kickoff"]
+    assert results.hits[0].channels["fulltext"].matched_words == ("kickoff",)
+    assert engine.search("postgress", as_you_type=False).hits[0].path == "Decisions/Postgres.md"
+    # A real word the vault does not hold is no typo: "attended" stays "attended".
+    assert not engine.plan("who attended", as_you_type=False).corrections
+    # The word still being typed is read as a typo only when no word of the vault starts so.
+    assert engine.search("kikcoff", as_you_type=True).hits[0].path == "Meetings/Atlas Kickoff.md"
+    assert not engine.plan("kick", as_you_type=True).corrections
+
+
+def test_a_partly_typed_title_comes_first_while_typing(engine: Engine) -> None:
+    assert paths(engine, "tile pa", typing=True)[0] == "Glossary/Tile Pack.md"
+
+
+def test_a_one_note_word_gives_one_confident_hit_and_a_few_nearest(engine: Engine) -> None:
+    results = engine.search("quokka", as_you_type=False)
+    assert results.hits[0].path == "Inbox/Quokka.md"
+    assert results.confident == 1
+    confident, nearest = split_hits(results)
+    assert len(confident) == 1 and len(nearest) <= 3
+    assert results_to_json(results)["confident"] == 1
+
+
+def test_badges_show_words_as_typed_and_labels_are_honest(engine: Engine) -> None:
+    results = engine.search("who ships migration", as_you_type=False, channels=("fulltext",))
+    hit = next(h for h in results.hits if h.path == "Daily/2026-11-30.md")
+    assert hit.channels["fulltext"].matched_words == ("migration",)  # not "migrat"; never "who"
+    assert all(h.label != "weak_semantic" for h in results.hits)  # full text found them all
+
+
+def test_json_includes_the_plan(engine: Engine) -> None:
+    payload = results_to_json(engine.search('"vector tiles" -android tag:maps kikcoff', as_you_type=False))
+    plan = payload["plan"]
+    assert {chip["kind"] for chip in plan["chips"]} >= {"phrase", "exclude", "tag", "typo"}
+    assert plan["corrections"] == [{"typed": "kikcoff", "read_as": "kickoff"}]
+    assert "vector" in plan["words"]
+
+
+def test_a_chip_names_what_to_remove(engine: Engine, tmp_path: Path) -> None:
+    results = engine.search("tiles tag:meeting last week", as_you_type=False)
+    written = [chip.written for chip in results.reading.chips]
+    assert "tag:meeting" in written and "last week" in written
