@@ -60,10 +60,17 @@ def query_terms(text: str) -> Iterator[str]:
 
 
 def _terms(text: str, *, query: bool) -> Iterator[str]:
+    # A compound's parts are indexed at its first occurrence only: a part is then found,
+    # and a text that repeats a compound is not made longer (BM25's length norm) by it.
+    expanded: set[str] = set()
     for match in TERM.finditer(normalize_text(text)):
         for word in words_of_term(match.group()):
             if is_compound(word):
-                yield word.casefold().translate(LATIN_FOLDS)
+                whole = word.casefold().translate(LATIN_FOLDS)
+                yield whole
+                if whole in expanded:
+                    continue
+                expanded.add(whole)
                 for part in compound_parts(word):
                     if is_compound(part):
                         yield part.casefold().translate(LATIN_FOLDS)
