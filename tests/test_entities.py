@@ -319,3 +319,30 @@ def test_accents_fold_for_latin_letters_only() -> None:
     assert normalize("Aschenbrödel") == "aschenbrodel" == normalize("Aschenbrodel")
     # Voicing marks are part of a kana, not an accent: げんば is not けんは.
     assert normalize("げんば") != normalize("けんは")
+
+
+@pytest.mark.parametrize(
+    ("title", "query"),
+    [
+        ("ホーム画面", "ホーム画面の設定を変更する方法"),
+        ("製造ライン", "先週の製造ラインの停止について"),
+        ("持ち物", "旅行の持ち物リスト"),
+        ("数据库迁移", "我们讨论了数据库迁移的计划"),
+        ("학교", "학교에서 공부했다"),
+        ("Obsidianの使い方", "Obsidianの使い方を教えて"),
+    ],
+)
+def test_a_cjk_title_is_recognised_inside_a_longer_query(title: str, query: str) -> None:
+    """CJK puts no space between words: each character is a token, so a title's characters
+    are found wherever they stand in the query."""
+    dictionary = EntityDictionary([(title, "note:t"), ("画面", "note:short")])
+    matches = dictionary.recognize(query)
+    assert [(m.surface, m.entity_ids) for m in matches] == [(title, ("note:t",))]
+    assert query[matches[0].start : matches[0].end] == title
+    assert title in dictionary
+
+
+def test_a_lone_cjk_character_is_no_entity() -> None:
+    # One character is too short to name a note by (as a one-letter Latin word is).
+    dictionary = EntityDictionary([("猫", "note:cat")])
+    assert dictionary.recognize("我的猫很可爱") == []

@@ -239,3 +239,34 @@ def test_unlinked_mentions_and_backlinks_of_a_note_of_brackets_come_fast(tmp_pat
     assert unlinked[0].context.startswith("…") and unlinked[0].context.endswith("Atlas is late.")
     assert len(backlinks) == 20_000 and {(b.path, b.line) for b in backlinks} == {("Hub.md", 1)}
     assert all(len(b.context) <= 301 and b.context.startswith("[[Atlas]] [[Atlas]]") for b in backlinks)
+
+
+# -- the full-text analyzer and the entity dictionary ----------------------------------
+
+
+def _term_count(text: str) -> int:
+    from engine.channels.analysis import index_terms
+
+    return sum(1 for _ in index_terms(text))
+
+
+@pytest.mark.parametrize(
+    ("unit", "size"),
+    [("a.", 200_000), ("a@", 200_000), ("ab_", 150_000), ("x.y-", 100_000), ("C++", 100_000), ("画", 400_000), ("e\u0301", 200_000)],
+)
+def test_the_analyzer_reads_runs_of_joiners_and_cjk_fast(unit: str, size: int) -> None:
+    # A compound's parts are one split of it; a CJK run is one pass of pairs: a pattern
+    # with nested repeats (`\w+(\.?\w+)*` and a failing tail) would backtrack here.
+    assert _within_limit(_term_count, unit * size + "!") > 0
+
+
+def _recognised(text: str) -> int:
+    from engine.entities import EntityDictionary
+
+    dictionary = EntityDictionary([("ホーム画面", "note:a"), ("製造ライン", "note:b")])
+    return len(dictionary.recognize(text))
+
+
+def test_the_dictionary_reads_a_long_cjk_query_fast() -> None:
+    # Every CJK character is a token: the scan is characters × the widest entry, no more.
+    assert _within_limit(_recognised, "ホーム画面の設定" * 20_000) == 20_000

@@ -15,11 +15,11 @@ from engine.catalog import Catalog, NoteRow
 from engine.channels.base import ChannelAnswer, ChannelContext
 from engine.channels.bm25 import BulkScorer, SegmentCache
 from engine.config import FulltextConfig
-from engine.entities import LATIN_FOLDS as _ACCENT_FOLDS
 from engine.entities import displayed_text, fold_accents
 from engine.errors import IndexCorrupt
 from engine.query import Query
 from engine.records import ChannelHit, ChannelName
+from engine.tokens import normalize_text
 
 _FIELDS = ("title", "aliases", "headings", "tags", "body")
 # Prefix expansions come from buckets of terms sharing their first letters.
@@ -34,10 +34,12 @@ _WRITER_LIMIT_MB = 512
 
 def _schema() -> Any:
     from whoosh import fields
-    from whoosh.analysis import CharsetFilter, StemmingAnalyzer
 
-    # Accents folded as Obsidian's Omnisearch does by default: "jose" finds "José".
-    analyzer = StemmingAnalyzer() | CharsetFilter(_ACCENT_FOLDS)
+    from engine.channels.analysis import analyzer as script_analyzer
+
+    # One analyzer for notes and queries, per word by script (engine/channels/analysis.py);
+    # accents folded as Obsidian's Omnisearch does by default: "jose" finds "José".
+    analyzer = script_analyzer()
     # Term frequencies only: nothing runs phrase queries, and writing word positions
     # took a third of the indexing time (and a fifth of the index size).
     return fields.Schema(
@@ -145,8 +147,8 @@ class FulltextChannel:
 
     # -- searching ---------------------------------------------------------------
     def analyze(self, text: str) -> list[str]:
-        """The index terms (lowercased, stop words dropped, stemmed) of some text."""
-        return [token.text for token in self._analyzer(text)]
+        """The terms a query's text is looked up by (lowercased, stop words dropped, stemmed)."""
+        return [token.text for token in self._analyzer(text, mode="query")]
 
     def search(self, query: Query, limit: int) -> ChannelAnswer:
         """BM25F over title, aliases, headings, tags and body."""
@@ -292,7 +294,7 @@ class FulltextChannel:
         own = self.analyze(prefix)
         if len(prefix) < self._config.prefix_min_chars:
             return own
-        lowered = fold_accents(prefix.lower())
+        lowered = fold_accents(normalize_text(prefix).casefold())
         start = lowered[:_BUCKET_CHARS]
         bucket = self._buckets.get(start)
         if bucket is None:
@@ -352,8 +354,8 @@ def _shared_analyzer() -> Any:
 
 
 def analyze_text(text: str) -> list[str]:
-    """The index terms of some text without an open index (the same analyzer as the index)."""
-    return [token.text for token in _shared_analyzer()(text)]
+    """The query terms of some text without an open index (the same analyzer as the index)."""
+    return [token.text for token in _shared_analyzer()(text, mode="query")]
 
 
 def _key(text: str) -> str:

@@ -2,8 +2,9 @@
 
 Query understanding (who-questions, asked kinds, relation words), name extraction and
 evidence all read their words from a `Lexicon`, chosen by `EngineConfig.language`, the
-way bm25s keeps its stop words per language. English is the only lexicon so far; the
-full-text stemmer (Porter) and the embedding model (all-MiniLM-L6-v2) are English too.
+way bm25s keeps its stop words per language. English is the only lexicon so far. The
+full-text analyzer does not depend on it: it stems each word by its script
+(engine/channels/analysis.py), and the embedding model is chosen in `[vectors] model`.
 """
 
 from __future__ import annotations

@@ -17,8 +17,11 @@ from typing import Literal
 from engine.lexicon import Lexicon
 from engine.lexicon.en import ENGLISH
 
+from engine.tokens import TERM
+
 MAX_QUERY_CHARS = 512
-_WORD = re.compile(r"[\w][\w'’\-]*", re.UNICODE)
+# The terms the full-text analyzer reads (engine/tokens.py): `pubspec.yaml`, `C++` stay whole.
+_WORD = TERM
 # Control characters and lone surrogates (pasted binary, a bad byte in a command line)
 # mean nothing to search for, and the tokenizer of the embedding model rejects surrogates.
 _UNUSABLE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
