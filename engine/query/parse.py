@@ -16,7 +16,6 @@ from typing import Literal
 
 from engine.lexicon import Lexicon
 from engine.lexicon.en import ENGLISH
-
 from engine.tokens import TERM
 
 MAX_QUERY_CHARS = 512
