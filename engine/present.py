@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from engine.names import printable_path
+from engine.query.parse import query_without
 from engine.records import (
     CHANNEL_LABELS,
     Badge,
@@ -38,6 +39,7 @@ __all__ = [
     "link_spans",
     "one_line",
     "printable_path",
+    "query_without",
     "reading_text",
     "reading_to_json",
     "reindex_to_json",
@@ -105,9 +107,9 @@ QUERY_SYNTAX_HELP = """\
 | type | finds |
 | --- | --- |
 | `offline sync` | notes about the words (full text, meaning and the entity graph together) |
-| `"vector tiles"` | only notes holding the exact phrase |
+| `"vector tiles"` | only notes holding the exact phrase (in a long question, quotes are words) |
 | `-android`, `-"feature flag"` | leaves out notes holding the word or phrase |
-| `sync OR merge` | either word |
+| `sync OR merge` | notes holding either word |
 | `tag:project` | notes tagged #project or #project/… |
 | `path:Projects/Atlas`, `folder:"Daily Notes"` | notes under a path (quote spaces) |
 | `file:kickoff` | notes whose file name holds the text |
@@ -139,7 +141,13 @@ def reading_to_json(reading: QueryReading) -> dict[str, Any]:
         "stems": list(reading.stems),
         "prefix": reading.prefix,
         "chips": [
-            {"kind": chip.kind, "text": chip.text, "written": chip.written, "negated": chip.negated}
+            {
+                "kind": chip.kind,
+                "text": chip.text,
+                "written": chip.written,
+                "negated": chip.negated,
+                **({"without": chip.without} if chip.written else {}),
+            }
             for chip in reading.chips
         ],
         "corrections": [{"typed": typed, "read_as": read} for typed, read in reading.corrections],

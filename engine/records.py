@@ -218,13 +218,15 @@ class QueryChip:
     `kind`: tag, path, file, prop, task, task-todo, task-done, date, phrase, exclude, or,
     typo. `text` is what the chip says ("tag:project", "last week", '"vector tiles"',
     "-android", "kikcoff → kickoff"); `written` is the part of the query it came from
-    (remove it from the query to remove the chip; empty when there is nothing to remove).
+    (empty when there is nothing to remove), and `without` the query as typed with that
+    part taken out: what a front end searches for when the user removes the chip.
     """
 
     kind: str
     text: str
     written: str = ""
     negated: bool = False
+    without: str = ""
 
 
 @dataclass(frozen=True)

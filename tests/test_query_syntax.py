@@ -169,3 +169,20 @@ def test_a_chip_names_what_to_remove(engine: Engine, tmp_path: Path) -> None:
     results = engine.search("tiles tag:meeting last week", as_you_type=False)
     written = [chip.written for chip in results.reading.chips]
     assert "tag:meeting" in written and "last week" in written
+
+
+def test_the_readme_documents_the_syntax_the_help_screen_shows() -> None:
+    from engine.present import QUERY_SYNTAX_HELP
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    assert QUERY_SYNTAX_HELP in readme
+
+
+def test_removing_a_chip_searches_the_query_without_it(engine: Engine) -> None:
+    reading = engine.search('"vector tiles" -android tag:maps', as_you_type=False).reading
+    without = {chip.text: chip.without for chip in reading.chips if chip.written}
+    assert without == {
+        "tag:maps": '"vector tiles" -android',
+        '"vector tiles"': "-android tag:maps",
+        "-android": '"vector tiles" tag:maps',
+    }

@@ -178,8 +178,10 @@ def _take_operators(text: str, filters: list[QueryFilter], readings: list[str]) 
         negated, key, quoted, plain = m.group(1), m.group(2).lower(), m.group(3), m.group(4)
         kind = _OPERATORS.get(key)
         if kind is None:
-            if plain is not None and not plain:
-                readings.append(f"unknown operator {key}: read as words")
+            # `foo:` or `foo:bar` is no filter Cairn knows (a URL's `https://` is no operator).
+            note = f"unknown operator {key}: read as words"
+            if not (plain or "").startswith("/") and note not in readings:
+                readings.append(note)
             return m.group(0)
         value = (quoted if quoted is not None else plain or "").strip()
         if not value and not kind.startswith("task"):
@@ -338,3 +340,11 @@ def _iso(value: str) -> dt.date | None:
         return dt.date.fromisoformat(value)
     except ValueError:
         return None
+
+
+def query_without(raw: str, written: str) -> str:
+    """`raw` with its last occurrence of `written` (a filter, phrase or exclusion) taken out."""
+    at = raw.rfind(written) if written else -1
+    if at < 0:
+        return raw
+    return " ".join((raw[:at] + " " + raw[at + len(written) :]).split())

@@ -18,6 +18,7 @@ from engine.entities import EntityMatch, fold_accents, normalize
 from engine.kinds import NoteKinds, linked_of_kind, with_hops
 from engine.lexicon import Lexicon
 from engine.query import Planner, QueryPlan
+from engine.query.parse import query_without
 from engine.query.plan import Corrector
 from engine.records import (
     CHANNEL_NAMES,
@@ -535,6 +536,7 @@ def _reading(plan: QueryPlan) -> QueryReading:
     chips.extend(QueryChip("exclude", f'-"{phrase}"', f'-"{phrase}"', True) for phrase in plan.excluded_phrases)
     chips.extend(QueryChip("or", " OR ".join(group), "") for group in plan.alternatives)
     chips.extend(QueryChip("typo", f"{typed} → {read}", "") for typed, read in plan.corrections)
+    chips = [replace(chip, without=query_without(plan.raw, chip.written)) if chip.written else chip for chip in chips]
     return QueryReading(
         words=plan.terms,
         chips=tuple(chips),

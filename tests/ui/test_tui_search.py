@@ -7,13 +7,13 @@ from dataclasses import replace
 
 from pilot_support import SIZE, run, settle
 from textual.message import Message
-from textual.widgets import Input
+from textual.widgets import Input, Markdown, Static
 from textual.widgets.markdown import MarkdownBlock
 
 from ui.app import CairnApp
 from ui.hits import badge_content
 from ui.screens.main import MainScreen
-from ui.screens.search import SearchScreen
+from ui.screens.search import SearchScreen, SyntaxHelp
 from ui.widgets.explain_view import ExplainView
 from ui.widgets.note_view import NoteView
 from ui.widgets.search_results import SearchResultList
@@ -178,5 +178,72 @@ def test_panel_says_when_vectors_are_unavailable(make_app: Callable[..., CairnAp
             screen.post_message(SearchScreen.ResultsReady(screen.shown_seq + 1, "sync", results, embedding))
             await pilot.pause()
             assert "Still embedding: 50%" in str(notice.render())
+
+    run(body())
+
+
+def test_chips_show_how_the_query_was_read_and_f4_drops_the_last(make_app: Callable[..., CairnApp]) -> None:
+    async def body() -> None:
+        app = make_app()
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            await pilot.press("slash")
+            screen = app.screen
+            assert isinstance(screen, SearchScreen)
+            screen.query_one(Input).value = '"vector tiles" -android tag:project/atlas'
+            await settle(pilot)
+            chips = str(screen.query_one("#search-chips", Static).render())
+            assert "tag:project/atlas" in chips and '"vector tiles"' in chips and "-android" in chips
+            assert screen.results is not None
+            assert all("android" not in hit.path.lower() for hit in screen.results.hits)
+            await pilot.press("f4")  # the last chip is the exclusion
+            await settle(pilot)
+            assert screen.query_one(Input).value == '"vector tiles" tag:project/atlas'
+            await pilot.press("f4")
+            await settle(pilot)
+            assert screen.query_one(Input).value == "tag:project/atlas"
+            assert screen.results is not None and screen.results.reading.only_filters
+
+    run(body())
+
+
+def test_f1_shows_the_query_syntax(make_app: Callable[..., CairnApp]) -> None:
+    async def body() -> None:
+        app = make_app()
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            await pilot.press("slash")
+            await pilot.press("f1")
+            await pilot.pause()
+            assert isinstance(app.screen, SyntaxHelp)
+            help_text = app.screen.query_one(Markdown).source
+            assert "tag:project" in help_text and "-android" in help_text and "[status:done]" in help_text
+            await pilot.press("escape")
+            await pilot.pause()
+            assert isinstance(app.screen, SearchScreen)
+
+    run(body())
+
+
+def test_nearest_notes_sit_under_a_divider_the_cursor_skips(make_app: Callable[..., CairnApp]) -> None:
+    async def body() -> None:
+        app = make_app()
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            await pilot.press("slash")
+            await _type(pilot, "Fjordvik ")
+            await settle(pilot)
+            screen = app.screen
+            assert isinstance(screen, SearchScreen) and screen.results is not None
+            results = screen.results
+            assert 0 < results.confident < len(results.hits)
+            shown = screen.query_one(SearchResultList)
+            divider = shown.get_option_at_index(results.confident)
+            assert divider.disabled and "no confident match" in str(divider.prompt)
+            assert shown.current_hit is results.hits[0]
+            for _ in range(results.confident):
+                await pilot.press("down")
+            # The cursor steps over the divider onto the first nearest note.
+            assert shown.current_hit is results.hits[results.confident]
 
     run(body())

@@ -90,7 +90,14 @@ def _search(page: Any, query: str) -> None:
     box = page.locator("#q")
     box.click()
     box.press_sequentially(query, delay=15)
-    page.locator(f'.results-meta[data-query="{query}"]').wait_for()
+    _shown(page, query)
+
+
+def _shown(page: Any, query: str) -> None:
+    """Wait until the results shown are those of `query` (any characters, quotes too)."""
+    page.wait_for_function(
+        "q => document.querySelector('.results-meta')?.dataset.query === q", arg=query
+    )
 
 
 def test_typing_shows_results_with_badges(page: Any, live: Served, tmp_path: Path) -> None:
@@ -115,6 +122,30 @@ def test_typing_shows_results_with_badges(page: Any, live: Served, tmp_path: Pat
     page.screenshot(path=str(tmp_path / "search.png"), full_page=True)
     shutil.copyfile(tmp_path / "search.png", "/tmp/cairn-web-search.png")
     assert (tmp_path / "search.png").stat().st_size > 10_000
+
+
+def test_chips_say_how_the_query_was_read_and_a_click_removes_one(page: Any, live: Served, tmp_path: Path) -> None:
+    _search(page, '"vector tiles" -android')
+    chips = page.locator("button.chip")
+    assert chips.all_inner_texts() == ['"vector tiles" ×', "-android ×"]
+    titles = page.locator("li.hit .hit-title").all_inner_texts()
+    assert titles and not any("Android" in title for title in titles)
+    page.screenshot(path=str(tmp_path / "chips.png"), full_page=True)
+    chips.nth(1).click()
+    _shown(page, '"vector tiles"')
+    assert page.locator("#q").input_value() == '"vector tiles"'
+    assert page.locator("button.chip").all_inner_texts() == ['"vector tiles" ×']
+
+
+def test_nearest_notes_follow_a_divider(page: Any, live: Served) -> None:
+    _search(page, "Fjordvik")
+    items = page.locator("#results li")
+    classes = [items.nth(i).get_attribute("class") or "" for i in range(items.count())]
+    assert "divider" in classes
+    cut = classes.index("divider")
+    assert cut >= 1 and "no confident match" in items.nth(cut).inner_text()
+    assert len(classes) - cut - 1 <= 3  # only a few nearest notes
+    assert page.locator("details.syntax summary").inner_text() == "Search syntax"
 
 
 def test_keyboard_opens_a_result_at_its_passage(page: Any, live: Served) -> None:

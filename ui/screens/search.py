@@ -15,7 +15,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, Input, Markdown, Static
 from textual.worker import get_current_worker
 
-from engine.present import CHANNEL_LABELS, QUERY_SYNTAX_HELP
+from engine.present import CHANNEL_LABELS, QUERY_SYNTAX_HELP, query_without
 from engine.records import CHANNEL_NAMES, ChannelName, Hit, IndexStatus, SearchResults
 from ui.errors import ReportsWorkerErrors
 from ui.hits import channel_summary
@@ -46,7 +46,7 @@ class SearchScreen(ReportsWorkerErrors, Screen[SearchOutcome]):
         Binding("pageup", "move(-5)", "Page up", show=False),
         Binding("f2", "toggle_explain", "Explain"),
         Binding("f1", "syntax_help", "Syntax"),
-        Binding("ctrl+x", "drop_chip", "Drop filter", show=False),
+        Binding("f4", "drop_chip", "Drop filter", priority=True),
         Binding("f5", "only('')", "All", priority=True),
         Binding("f6", "only('fulltext')", "BM25", priority=True),
         Binding("f7", "only('vectors')", "VEC", priority=True),
@@ -177,7 +177,7 @@ class SearchScreen(ReportsWorkerErrors, Screen[SearchOutcome]):
         for note in reading.notes:
             parts.append(Content.styled(f"  {note}", "$text-warning"))
         if any(chip.written for chip in reading.chips):
-            parts.append(Content.styled("  ctrl+x drops the last filter", "$text-muted"))
+            parts.append(Content.styled("  f4 drops the last filter", "$text-muted"))
         line.update(Content.assemble(*parts))
         line.display = True
 
@@ -234,7 +234,14 @@ class SearchScreen(ReportsWorkerErrors, Screen[SearchOutcome]):
         if results.option_count == 0:
             return
         current = results.highlighted if results.highlighted is not None else -1
-        results.highlighted = max(0, min(results.option_count - 1, current + delta))
+        target = max(0, min(results.option_count - 1, current + delta))
+        step = 1 if delta >= 0 else -1
+        # Step over the "no confident match" divider (a disabled option), whichever way.
+        while 0 <= target < results.option_count and results.get_option_at_index(target).disabled:
+            target += step
+        if not 0 <= target < results.option_count:
+            target = current
+        results.highlighted = max(0, target)
 
     def action_toggle_explain(self) -> None:
         """Show or hide the explain view (per-channel ranks, scores and entities)."""
@@ -254,10 +261,10 @@ class SearchScreen(ReportsWorkerErrors, Screen[SearchOutcome]):
         if not removable:
             return
         search_input = self.query_one("#search-input", Input)
-        text = search_input.value
-        at = text.rfind(removable[-1].written)
-        if at >= 0:
-            search_input.value = " ".join((text[:at] + text[at + len(removable[-1].written) :]).split())
+        chip = removable[-1]
+        # Typed on since these results: take the part out of what the box holds now.
+        same = self.results is not None and search_input.value == self.results.query
+        search_input.value = chip.without if same else query_without(search_input.value, chip.written)
 
     def action_only(self, channel: str) -> None:
         """Search one channel only (empty: all channels) to compare what each finds."""

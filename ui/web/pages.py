@@ -22,7 +22,7 @@ from engine.present import (
 from ui.web.render import note_url
 
 if TYPE_CHECKING:
-    from engine.records import Backlink, ChannelEvidence, Hit, Neighbor, SearchResults
+    from engine.records import Backlink, ChannelEvidence, Hit, Neighbor, QueryChip, SearchResults
 
 _BASE = Template(files("ui.web").joinpath("templates/base.html").read_text(encoding="utf-8"))
 _SHELL = files("ui.web").joinpath("templates/shell.html").read_text(encoding="utf-8")
@@ -96,14 +96,19 @@ def results_fragment(results: SearchResults | None) -> str:
     return "\n".join(parts)
 
 
+def _removal(chip: QueryChip) -> str:
+    """A removable chip carries the query without it (the engine's), which a click searches for."""
+    return f' data-without="{e(chip.without)}" title="remove"' if chip.written else ""
+
+
 def _chips(results: SearchResults) -> str:
     """How the query was read: filters and phrases as chips (a click removes one), and notes."""
     reading = results.reading
     if not reading.chips and not reading.notes:
         return ""
     chips = " ".join(
-        f'<button type="button" class="chip chip-{e(chip.kind)}" data-written="{e(chip.written)}"'
-        f' title="{"remove" if chip.written else ""}">{e(chip.text)}{" ×" if chip.written else ""}</button>'
+        f'<button type="button" class="chip chip-{e(chip.kind)}"{_removal(chip)}>'
+        f'{e(chip.text)}{" ×" if chip.written else ""}</button>'
         for chip in reading.chips
     )
     notes = "".join(f'<span class="reading-note">{e(note)}</span>' for note in reading.notes)

@@ -69,11 +69,8 @@
   // A chip says how a part of the query was read; clicking it removes that part.
   results.addEventListener("click", (event) => {
     const chip = event.target.closest("button.chip");
-    if (!chip || !chip.dataset.written) return;
-    const at = input.value.lastIndexOf(chip.dataset.written);
-    if (at < 0) return;
-    input.value = (input.value.slice(0, at) + input.value.slice(at + chip.dataset.written.length))
-      .split(/\s+/).filter(Boolean).join(" ");
+    if (!chip || chip.dataset.without === undefined) return;
+    input.value = chip.dataset.without; // the engine's reading of the query without this part
     input.focus();
     search();
   });
