@@ -164,3 +164,25 @@ def test_below_floors_names_the_failing_metrics() -> None:
     )
     assert below_floors(report, {"nDCG@10": 0.7, "R@5": None, "MRR": 0.8}) == ["MRR 0.7000 < 0.8"]
     assert below_floors(report, {"nDCG@10": 0.75}) == []
+
+
+def test_naive_rrf_is_plain_reciprocal_rank_fusion() -> None:
+    from engine.tools.eval import naive_rrf
+
+    fused = naive_rrf({"fulltext": ["a", "b", "c"], "vectors": ["b", "d"], "graph": []})
+    # b: 1/62 + 1/61 beats a: 1/61; c (1/63) and d (1/62): d first.
+    assert fused == ["b", "a", "d", "c"]
+    assert naive_rrf({"fulltext": ["a", "a", "b"]}) == ["a", "b"]  # a repeat counts once
+    assert naive_rrf({}) == []
+
+
+def test_query_families_come_from_the_qid_prefix() -> None:
+    from engine.tools.eval import query_family
+
+    assert query_family("rel-04") == "rel"
+    assert query_family("rel-investedin-acme-2") == "rel-investedin"
+    assert query_family("cat13-emb-0012") == "cat13-emb"
+    assert query_family("prefix-02") == "prefix"
+    assert query_family("2hop__150763_14904") == "2hop"
+    assert query_family("5a7decc75542995f4f40230f") == ""
+    assert query_family("q55-0015") == "q55"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -146,6 +147,39 @@ def contribution(
 
 
 # -- data ------------------------------------------------------------------------------
+NAIVE_RRF_K = 60
+
+
+def naive_rrf(rankings: Mapping[str, Sequence[str]], k: int = NAIVE_RRF_K) -> list[str]:
+    """Plain reciprocal-rank fusion of the channels' own lists: no weights, floors or hops.
+
+    The guard fusion must beat: `engine eval` reports it beside the hybrid (`naive_rrf`).
+    """
+    scores: dict[str, float] = {}
+    for ranked in rankings.values():
+        for rank, path in enumerate(_dedupe(ranked), start=1):
+            scores[path] = scores.get(path, 0.0) + 1.0 / (k + rank)
+    return sorted(scores, key=lambda path: (-scores[path], path))
+
+
+_QID_PARTS = re.compile(r"-|__")
+
+
+def query_family(qid: str) -> str:
+    """The family a query id names by its first one or two parts, up to the first that holds no letter.
+
+    "rel-04" → rel, "rel-investedin-acme-2" → rel-investedin, "q55-0015" → q55,
+    "2hop__150763_14904" → 2hop; an id of one part has no family ("").
+    """
+    parts = _QID_PARTS.split(qid)
+    if len(parts) < 2:
+        return ""
+    family = [parts[0]]
+    if len(parts) > 2 and any(c.isalpha() for c in parts[1]):
+        family.append(parts[1])
+    return "-".join(family)
+
+
 def _rows(path: Path, columns: int) -> Iterable[tuple[int, list[str]]]:
     try:
         text = path.read_text(encoding="utf-8")
@@ -196,6 +230,7 @@ class QueryMetrics:
     contribution: dict[str, tuple[int, int]]
     ms: float
     detail: dict[str, Any] = field(default_factory=dict)
+    naive_rrf: dict[str, float] = field(default_factory=dict)
     # Where the fused list's confident evidence ends, and what that cut costs and keeps out.
     confident: int = 0
     relevant_below_cut: int = 0
@@ -215,6 +250,8 @@ class EvalReport:
     skipped: list[str] = field(default_factory=list)
     cut: dict[str, float] = field(default_factory=dict)
     forbidden_found: int = 0
+    naive_rrf: dict[str, float] = field(default_factory=dict)
+    families: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 
@@ -288,6 +325,9 @@ def evaluate(
             contribution=contribution(fused, lists, without, grades),
             ms=round(latencies[-1], 2),
             detail=_detail(hybrid, lists, grades),
+            naive_rrf=query_metrics(
+                naive_rrf({name: trace.rankings.get(name, ())[:channel_limit] for name in channels}), grades
+            ),
             confident=hybrid.confident,
             relevant_below_cut=sum(1 for path in fused[hybrid.confident : 10] if grades.get(path, 0) > 0),
             first_relevant_below_cut=hybrid.confident <= _first_relevant(fused, grades) < 10,
@@ -315,7 +355,27 @@ def evaluate(
         skipped=skipped,
         cut=_cut_summary(per_query),
         forbidden_found=sum(r.forbidden_found for r in per_query),
+        naive_rrf=mean_metrics(r.naive_rrf for r in per_query),
+        families=_families(per_query, channels),
     )
+
+
+def _families(per_query: Sequence[QueryMetrics], channels: Sequence[ChannelName]) -> dict[str, dict[str, Any]]:
+    """Per query family (the qid prefix), when the set has more than one: the same rows as the whole."""
+    grouped: dict[str, list[QueryMetrics]] = {}
+    for result in per_query:
+        grouped.setdefault(query_family(result.qid), []).append(result)
+    if len(grouped) < 2:
+        return {}
+    return {
+        family: {
+            "queries": len(results),
+            "hybrid": _rounded(mean_metrics(r.hybrid for r in results)),
+            "naive_rrf": _rounded(mean_metrics(r.naive_rrf for r in results)),
+            "channels": {name: _rounded(mean_metrics(r.channels[name] for r in results)) for name in channels},
+        }
+        for family, results in sorted(grouped.items())
+    }
 
 
 def _cut_summary(per_query: Sequence[QueryMetrics]) -> dict[str, float]:
@@ -371,6 +431,7 @@ def query_to_json(result: QueryMetrics) -> dict[str, Any]:
         "query": result.query,
         "relevant": result.grades,
         "hybrid": _rounded(result.hybrid),
+        "naive_rrf": _rounded(result.naive_rrf),
         "channels": {name: _rounded(m) for name, m in result.channels.items()},
         "contribution": {
             name: {"unique_relevant": u, "displaced_relevant": d}
@@ -395,6 +456,8 @@ def report_to_json(report: EvalReport) -> dict[str, Any]:
         "contribution": report.contribution,
         "queries": report.queries,
         "latency_ms": report.latency_ms,
+        "naive_rrf": _rounded(report.naive_rrf),
+        "families": report.families,
         "cut": report.cut,
         "forbidden_found": report.forbidden_found,
     }
@@ -403,9 +466,18 @@ def report_to_json(report: EvalReport) -> dict[str, Any]:
 def write_table(report: EvalReport, out: TextIO) -> None:
     """A plain-text table of the report."""
     out.write(f"{'ranking':<10}" + "".join(f"{name:>9}" for name in METRIC_NAMES) + "\n")
-    rows = [("hybrid", report.hybrid), *report.channels.items()]
+    rows = [("hybrid", report.hybrid), ("naive_rrf", report.naive_rrf), *report.channels.items()]
     for label, metrics in rows:
         out.write(f"{label:<10}" + "".join(f"{metrics[name]:>9.3f}" for name in METRIC_NAMES) + "\n")
+    if report.families:
+        out.write("\nper family (R@5 / MRR / nDCG@10): hybrid | naive_rrf | best channel alone\n")
+        for family, row in report.families.items():
+            best = max(row["channels"].items(), key=lambda kv: kv[1]["nDCG@10"], default=("-", {}))
+            cells = [
+                " ".join(f"{m.get(name, 0.0):.3f}" for name in ("R@5", "MRR", "nDCG@10"))
+                for m in (row["hybrid"], row["naive_rrf"], best[1])
+            ]
+            out.write(f"  {family or '(none)':<12} {row['queries']:>4}  {cells[0]} | {cells[1]} | {cells[2]} ({best[0]})\n")
     out.write("\ncontribution (relevant notes in the fused top 5)\n")
     for name, counts in report.contribution.items():
         out.write(
