@@ -54,6 +54,14 @@ def test_a_phrase_is_required_and_an_exclusion_leaves_notes_out(engine: Engine) 
     assert "Maps/Android Tiles.md" not in paths(engine, 'vector tiles -"android phones"')
 
 
+def test_the_snippet_opens_on_the_phrase_and_highlights_it_whole(engine: Engine) -> None:
+    hit = next(h for h in engine.search('"vector data"', as_you_type=False).hits if h.path == "Maps/Raster.md")
+    shown = [hit.snippet.text[a:b] for a, b in hit.snippet.highlights]
+    assert "vector data" in shown
+    # Words of the phrase elsewhere in the passage are still marked one by one.
+    assert "vector" in shown
+
+
 def test_filters_restrict_every_channel_before_fusion(engine: Engine) -> None:
     results = engine.search("atlas tag:project", as_you_type=False)
     assert [h.path for h in results.hits] == ["Meetings/Atlas Kickoff.md"]  # tag:project keeps project/atlas

@@ -61,6 +61,7 @@ def build_snippet(
     matches: Callable[[str], bool],
     hint_terms: Sequence[str],
     preferred_chunk_id: int | None = None,
+    phrases: Sequence[str] = (),
 ) -> Snippet:
     """The best chunk of a note, cut to a window around its matches, highlighted.
 
@@ -69,24 +70,37 @@ def build_snippet(
         matches: whether a word of the text matches the query (stem or prefix).
         hint_terms: lowercase stems/prefixes used to pick the chunk cheaply.
         preferred_chunk_id: the vector channel's best chunk, used when no word matches.
+        phrases: the query's required phrases: a chunk holding them is shown first, and
+            the window opens on the phrase, highlighted whole.
     """
     if not chunks:
         return Snippet(text="", heading="", line=1)
     scanned = chunks[:_MAX_CHUNKS_SCANNED]
     preferred = next((c for c in chunks if c.id == preferred_chunk_id), None)
     best = preferred or chunks[0]
-    best_key = (0, 0, 0)
+    best_key = (0, 0, 0, 0)
+    patterns = [pattern for pattern in map(_phrase_pattern, phrases) if pattern is not None]
     for stored in scanned:
         lowered = _lowered(stored.chunk.text)
         distinct = sum(1 for term in hint_terms if term in lowered)
         if not distinct:
             continue
-        # Most distinct query words first; among equals the vector channel's best chunk
-        # (it read the passage as a whole), then the most occurrences.
-        key = (distinct, int(stored is preferred), sum(lowered.count(term) for term in hint_terms))
+        held = sum(1 for pattern in patterns if pattern.search(_words(stored.chunk.text)[0])) if patterns else 0
+        # The phrases first, then most distinct query words; among equals the vector
+        # channel's best chunk (it read the passage as a whole), then the most occurrences.
+        key = (held, distinct, int(stored is preferred), sum(lowered.count(term) for term in hint_terms))
         if key > best_key:
             best, best_key = stored, key
-    return _window(best, matches)
+    return _window(best, matches, patterns)
+
+
+@lru_cache(maxsize=256)
+def _phrase_pattern(phrase: str) -> re.Pattern[str] | None:
+    """A phrase's words in order, any blanks between them, whole words, any case."""
+    words = phrase.split()
+    if not words:
+        return None
+    return re.compile(r"(?<!\w)" + r"\s+".join(map(re.escape, words)) + r"(?!\w)", re.IGNORECASE)
 
 
 def readable(text: str) -> str:
@@ -122,21 +136,29 @@ def _words(text: str) -> tuple[str, tuple[tuple[int, int, str], ...]]:
     return shown, tuple((m.start(), m.end(), m.group(0)) for m in _WORD.finditer(shown))
 
 
-def _window(stored: StoredChunk, matches: Callable[[str], bool]) -> Snippet:
+def _window(stored: StoredChunk, matches: Callable[[str], bool], phrases: Sequence[re.Pattern[str]] = ()) -> Snippet:
     text, words = _words(stored.chunk.text)
     spans: list[tuple[int, int]] = []
     start, end = 0, len(text)
+    found = [m for m in (pattern.search(text) for pattern in phrases) if m is not None]
+    held = sorted((m.start(), m.end()) for m in found)
+    if held:
+        # The window opens on the first phrase, which is highlighted whole.
+        if held[0][0] > SNIPPET_CHARS // 3:
+            start = _word_start(text, held[0][0] - SNIPPET_CHARS // 4)
+        end = min(len(text), start + SNIPPET_CHARS)
     for word_start, word_end, word in words:
         if word_start >= end:
             break  # past the window: nothing more to show
-        if not matches(word):
+        if not matches(word) or any(a <= word_start < b for a, b in held):
             continue
-        if not spans:
+        if not spans and not held:
             # The window starts a little before the first match and is SNIPPET_CHARS long.
             if word_start > SNIPPET_CHARS // 3:
                 start = _word_start(text, word_start - SNIPPET_CHARS // 4)
             end = min(len(text), start + SNIPPET_CHARS)
         spans.append((word_start, word_end))
+    spans = sorted([*spans, *held])
     end = min(len(text), start + SNIPPET_CHARS)
     if end < len(text):
         cut = text.rfind(" ", start, end)
@@ -146,7 +168,7 @@ def _window(stored: StoredChunk, matches: Callable[[str], bool]) -> Snippet:
     suffix = "…" if end < len(text) else ""
     shift = len(prefix) - start
     highlights = tuple((a + shift, b + shift) for a, b in spans if a >= start and b <= end)
-    first = spans[0][0] if spans else 0
+    first = held[0][0] if held else spans[0][0] if spans else 0
     line = stored.chunk.line_start + text.count("\n", 0, first)
     flat = prefix + window + suffix
     return Snippet(

@@ -385,6 +385,7 @@ class Searcher:
                 matches=matcher,
                 hint_terms=list(plan.hint_terms),
                 preferred_chunk_id=vector.chunk_id if vector else None,
+                phrases=plan.phrases,
             )
             hits.append(
                 Hit(
