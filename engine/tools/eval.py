@@ -472,7 +472,10 @@ def write_table(report: EvalReport, out: TextIO) -> None:
     if report.families:
         out.write("\nper family (R@5 / MRR / nDCG@10): hybrid | naive_rrf | best channel alone\n")
         for family, row in report.families.items():
-            best = max(row["channels"].items(), key=lambda kv: kv[1]["nDCG@10"], default=("-", {}))
+            channel_rows: dict[str, dict[str, float]] = row["channels"]
+            best: tuple[str, dict[str, float]] = max(
+                channel_rows.items(), key=lambda kv: kv[1]["nDCG@10"], default=("-", {})
+            )
             cells = [
                 " ".join(f"{m.get(name, 0.0):.3f}" for name in ("R@5", "MRR", "nDCG@10"))
                 for m in (row["hybrid"], row["naive_rrf"], best[1])
