@@ -64,13 +64,15 @@ def test_frontmatter_closed_with_dots() -> None:
     assert note.body_line_offset == 3
 
 
-def test_frontmatter_only_scalars_in_pairs() -> None:
-    note = parse_note("a.md", "---\ntags: [a, b]\nflag: true\nempty:\nnested: {x: 1}\n---\n")
-    pairs = dict(note.frontmatter)
-    assert "tags" not in pairs
-    assert "nested" not in pairs
-    assert pairs["flag"] == "True"
-    assert pairs["empty"] == ""
+def test_frontmatter_pairs_are_scalars_and_list_items() -> None:
+    note = parse_note("a.md", "---\ntags: [a, b]\nflag: true\nempty:\nnested: {x: 1}\nmixed: [1, {y: 2}]\n---\n")
+    assert note.frontmatter == (
+        ("tags", "a"),
+        ("tags", "b"),
+        ("flag", "True"),
+        ("empty", ""),
+        ("mixed", "1"),
+    )
 
 
 def test_empty_frontmatter() -> None:
