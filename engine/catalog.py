@@ -377,6 +377,11 @@ class Catalog:
         rows = self._conn().execute("SELECT path, title, aliases FROM notes ORDER BY path")
         return [NoteName(str(p), str(t), tuple(json.loads(str(a))) if a != "[]" else ()) for p, t, a in rows]
 
+    def paths_titled(self, title: str) -> list[str]:
+        """The notes whose title is `title` (case ignored), by path."""
+        rows = self._conn().execute("SELECT path FROM notes WHERE title = ? COLLATE NOCASE ORDER BY path", (title,))
+        return [str(p) for (p,) in rows]
+
     def note_paths(self) -> list[str]:
         """Every note's path."""
         return [str(p) for (p,) in self._conn().execute("SELECT path FROM notes ORDER BY path")]

@@ -28,7 +28,14 @@ class CairnApp(App[None]):
     """Browse, search and edit a vault; all engine work happens in the screens' workers."""
 
     TITLE = "Cairn"
-    CSS_PATH: ClassVar[CSSPathType] = ["styles/app.tcss", "styles/main.tcss", "styles/search.tcss", "styles/editor.tcss", "styles/dialogs.tcss"]
+    CSS_PATH: ClassVar[CSSPathType] = [
+        "styles/app.tcss",
+        "styles/main.tcss",
+        "styles/note.tcss",
+        "styles/search.tcss",
+        "styles/editor.tcss",
+        "styles/dialogs.tcss",
+    ]
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+k", "search", "Search", priority=True),
         Binding("ctrl+t", "toggle_theme", "Theme"),

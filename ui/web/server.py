@@ -229,7 +229,9 @@ class _Views:
     async def note_page(self, request: Request) -> Response:
         def build(path: str) -> Response:
             view = self.engine.note(path)
-            rendered = render_note(view.text, path=path, links=LinkTable.from_links(view.links))
+            rendered = render_note(
+                view.text, path=path, links=LinkTable.from_links(view.links), embed=self.engine.embed_section
+            )
             content = pages.note_page(
                 path=path,
                 title=view.info.title,

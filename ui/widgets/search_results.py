@@ -9,6 +9,7 @@ from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
+from engine.present import colliding_titles
 from engine.records import Hit, SearchResults
 from ui.hits import hit_content
 
@@ -39,8 +40,9 @@ class SearchResultList(OptionList):
         if results is None:
             return
         width = self.scrollable_content_region.width - 2
+        shared = colliding_titles([(hit.path, hit.title) for hit in results.hits])
         self.add_options(
-            Option(hit_content(hit, number, width), id=str(number - 1))
+            Option(hit_content(hit, number, width, show_path=hit.title.casefold() in shared), id=str(number - 1))
             for number, hit in enumerate(results.hits, start=1)
         )
         if results.hits:
