@@ -26,6 +26,7 @@ _EMPHASIS = re.compile(r"(?<![\w*_~=])(?:\*{1,3}|_{1,3}|~~|==)(?=[^\s*_~=])|(?<=
 _FOOTNOTE_REF = re.compile(r"\[\^[^\[\]\s]+\]")
 _ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
 _CELL_BAR = re.compile(r"(?<!\\)\|")
+_SIZE = re.compile(r"\d{1,5}(?:x\d{1,5})?$")
 
 
 def plain_text(text: str) -> str:
@@ -133,8 +134,11 @@ def _inline(line: str) -> str:
 
 
 def _shown(parts: WikiParts) -> str:
-    """A wikilink as a passage shows it: its display, else `Note > Heading` (or what there is)."""
-    if parts.display:
+    """A wikilink as a passage shows it: its display, else `Note > Heading` (or what there is).
+
+    An image embed's `|100x145` is its size, not words: it shows the file's name.
+    """
+    if parts.display and not (_SIZE.match(parts.display) and "." in parts.target):
         return parts.display
     fragment = parts.heading or (f"^{parts.block}" if parts.block else "")
     if fragment and parts.target:

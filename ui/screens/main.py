@@ -110,6 +110,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         self.indexing = False
         self.watcher: Watcher | None = None
         self._listed_after_catalog = False
+        self.listed_notes: list[tuple[str, str]] = []
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="panes"):
@@ -201,6 +202,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
     # -- message handlers -------------------------------------------------------------------
     @on(NotesListed)
     def _notes_listed(self, message: NotesListed) -> None:
+        self.listed_notes = message.notes
         self.query_one(VaultTree).set_notes(message.notes)
         if not self.indexing:
             self.query_one(IndexStatusBar).show_status(message.status, message.writer)
@@ -417,7 +419,13 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
                 self.files.delete(path)
 
         self.app.push_screen(
-            ChoiceDialog("Delete note", f"Move {path} to .trash/?", [("delete", "Delete"), ("cancel", "Cancel")]),
+            ChoiceDialog(
+                "Delete note",
+                f"Move {path} to .trash/?",
+                [("delete", "Delete"), ("cancel", "Cancel")],
+                safe="cancel",
+                destructive=("delete",),
+            ),
             answered,
         )
 
@@ -450,6 +458,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
                 "Update links?",
                 f"{links} link(s) in {where} point to the old name. Update them to “{result.new}”?",
                 [("update", "Update links"), ("cancel", "Leave them")],
+                safe="update",
                 id="update-links-dialog",
             ),
             answered,

@@ -49,6 +49,7 @@ TAG_STYLE = "$text-accent"
 DANGLING_STYLE = "$text-muted italic"
 MUTED_STYLE = "$text-muted"
 CODE_STYLE = ".code_inline"
+_INLINE_STYLES = {"em_open": ".em", "strong_open": ".strong", "s_open": ".s"}
 # The TUI's one parser (markdown-it parsers are safe to share: each parse has its own state).
 NOTE_PARSER = obsidian_markdown()
 
@@ -69,20 +70,21 @@ def inline_content(token: Token, href: Href) -> Content:
     """An inline token's children as styled Content; links carry `@click` actions with `href(ref)`."""
     pieces: list[str] = []
     spans: list[Span] = []
-    stack: list[tuple[str | Style, int]] = []
+    stack: list[tuple[tuple[str | Style, ...], int]] = []
     position = 0
 
-    def add(text: str, style: str | Style | None = None) -> None:
+    def add(text: str, *styles: str | Style) -> None:
         nonlocal position
-        if style is not None:
-            spans.append(Span(position, position + len(text), style))
+        # A theme colour ("$text-muted") and a click action are two spans: the first is
+        # resolved when drawn, against the app's theme.
+        spans.extend(Span(position, position + len(text), style) for style in styles)
         pieces.append(text)
         position += len(text)
 
     def close() -> None:
         if stack:
-            style, start = stack.pop()
-            spans.append(Span(start, position, style))
+            styles, start = stack.pop()
+            spans.extend(Span(start, position, style) for style in styles)
 
     for child in token.children or ():
         kind = child.type
@@ -93,30 +95,29 @@ def inline_content(token: Token, href: Href) -> Content:
         elif kind == "code_inline":
             add(child.content, CODE_STYLE)
         elif kind in ("em_open", "strong_open", "s_open", "mark_open"):
-            stack.append(({"em_open": ".em", "strong_open": ".strong", "s_open": ".s"}.get(kind, MARK_STYLE), position))
+            stack.append(((_INLINE_STYLES.get(kind, MARK_STYLE),), position))
         elif kind == "link_open":
             ref = child.meta.get("link")
             target = href(ref) if isinstance(ref, LinkRef) else str(child.attrs.get("href", ""))
-            style = Style.from_meta({"@click": f"link({target!r})"})
-            if isinstance(ref, LinkRef) and ref.path is None:
-                style = Style.parse(DANGLING_STYLE) + style
-            stack.append((style, position))
+            dangling = isinstance(ref, LinkRef) and ref.path is None
+            stack.append(((_click(target), DANGLING_STYLE) if dangling else (_click(target),), position))
         elif kind == "image":
-            add(image_placeholder(child), _link_style(child, href))
+            ref = child.meta.get("link")
+            target = href(ref) if isinstance(ref, LinkRef) else str(child.attrs.get("src", ""))
+            add(image_placeholder(child), MUTED_STYLE, _click(target))
         elif kind == "tag":
-            add(f"#{child.content}", Style.parse(TAG_STYLE) + Style.from_meta({"@click": f"link({'tag:' + child.content!r})"}))
+            add(f"#{child.content}", TAG_STYLE, _click(f"tag:{child.content}"))
         elif kind == "footnote_ref":
             number = footnote_number(child)
-            add(f"[{number}]", Style.parse(MUTED_STYLE) + Style.from_meta({"@click": f"link({f'#fn-{number}'!r})"}))
+            add(f"[{number}]", MUTED_STYLE, _click(f"#fn-{number}"))
         elif kind.endswith("_close"):
             close()
     return Content("".join(pieces), spans=spans)
 
 
-def _link_style(token: Token, href: Href) -> Style:
-    ref = token.meta.get("link")
-    target = href(ref) if isinstance(ref, LinkRef) else str(token.attrs.get("src", ""))
-    return Style.parse(MUTED_STYLE) + Style.from_meta({"@click": f"link({target!r})"})
+def _click(href: str) -> Style:
+    """The style that makes a span a link: clicking it runs the block's `link` action with `href`."""
+    return Style.from_meta({"@click": f"link({href!r})"})
 
 
 def image_placeholder(token: Token) -> str:

@@ -29,6 +29,9 @@ class NoteContext:
     neighbors: tuple[Neighbor, ...]
 
 
+# A list entry shows this much of its line: about two lines of the panel.
+_CONTEXT_SHOWN = 64
+
 SECTIONS = (
     ("links", "Links"),
     ("backlinks", "Backlinks"),
@@ -97,7 +100,8 @@ class SidePanel(VerticalScroll):
     def _line_entry(entry: Backlink | LinkedNote, shared: set[str]) -> Content:
         """Title (and path, where two of the listed notes share the title), then the line as text."""
         where = f"  {entry.path}" if entry.title.casefold() in shared else ""
-        return Content.assemble((entry.title, "bold"), (where, "$text-muted"), "\n", (entry.context, "$text-muted"))
+        context = entry.context if len(entry.context) <= _CONTEXT_SHOWN else entry.context[: _CONTEXT_SHOWN - 1] + "…"
+        return Content.assemble((entry.title, "bold"), (where, "$text-muted"), "\n", (context, "$text-muted"))
 
     def focus_section(self, key: str) -> None:
         """Focus a section's list with its first entry highlighted, so enter opens it at once."""
