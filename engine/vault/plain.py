@@ -152,8 +152,18 @@ def _marks_off(text: str) -> str:
     text = shown_links(text, _shown)
     if "[^" in text:
         text = _FOOTNOTE_REF.sub("", text)
-    if any(mark in text for mark in "*_~="):
-        text = _EMPHASIS.sub("", text)
-    if "\\" in text:
-        text = _ESCAPE.sub(r"\1", text)
-    return text
+    if "\\" not in text:
+        return _emphasis_off(text)
+    # An escaped mark (`\*`) is text: the parts between escapes lose their marks, escapes their `\`.
+    pieces: list[str] = []
+    last = 0
+    for escape in _ESCAPE.finditer(text):
+        pieces.append(_emphasis_off(text[last : escape.start()]))
+        pieces.append(escape.group(1))
+        last = escape.end()
+    pieces.append(_emphasis_off(text[last:]))
+    return "".join(pieces)
+
+
+def _emphasis_off(text: str) -> str:
+    return _EMPHASIS.sub("", text) if any(mark in text for mark in "*_~=") else text
