@@ -101,8 +101,8 @@ def test_note_files_lists_every_note_before_the_first_index(vault: Path, tmp_pat
     with Engine.open(vault, index_dir=tmp_path / "fresh", embedder=HashEmbedder()) as fresh:
         assert fresh.notes() == []
         files = dict(fresh.note_files())
-        assert files["Reference/A note with a rather long title for the tree at 120 columns.md"] == (
-            "A note with a rather long title for the tree at 120 columns"
+        assert files["Reference/Education and non-profit discounts for teams.md"] == (
+            "Education and non-profit discounts for teams"
         )
         assert len(files) == len(list(vault.rglob("*.md")))
 

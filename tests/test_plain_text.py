@@ -49,3 +49,9 @@ def test_snippet_highlights_fall_on_the_words_of_the_rendered_text() -> None:
     assert "**" not in snippet.text and "==" not in snippet.text and "[!tip]" not in snippet.text
     assert [snippet.text[a:b] for a, b in snippet.highlights] == ["Settings", "noon"]
     assert snippet.line == 8
+
+
+def test_a_passage_cut_inside_a_wikilink_starts_with_what_the_link_shows() -> None:
+    assert plain_text("Glossary/CRDT|CRDTs]]. Watched demos.\nnext [[a|b]]") == "CRDTs. Watched demos.\nnext b"
+    assert plain_text("tail]] then [[Note]]") == "tail then Note"
+    assert plain_text("[[Note]] and x]]") == "Note and x]]"

@@ -34,7 +34,9 @@ def plain_text(text: str) -> str:
     out: list[str] = []
     fence = ""
     in_comment = False
-    for line in text.split("\n"):
+    lines = text.split("\n")
+    lines[0] = _cut_link_tail(lines[0])
+    for line in lines:
         if fence:
             if line.lstrip().startswith(fence):
                 fence = ""
@@ -50,6 +52,17 @@ def plain_text(text: str) -> str:
         line, in_comment = _uncommented(line, in_comment)
         out.append(plain_line(line))
     return "\n".join(out)
+
+
+def _cut_link_tail(first: str) -> str:
+    """A passage cut inside a wikilink (`Glossary/CRDT|CRDTs]] and …`) starts with what the link shows."""
+    close = first.find("]]")
+    if close < 0:
+        return first
+    opening = first.find("[[")
+    if 0 <= opening < close:
+        return first
+    return first[:close].rpartition("|")[2] + first[close + 2 :]
 
 
 def _uncommented(line: str, in_comment: bool) -> tuple[str, bool]:

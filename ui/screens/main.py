@@ -257,7 +257,9 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
             self.history.append((path, message.line))
             self.position = len(self.history) - 1
         await self.query_one(NoteView).show(message.note, message.tokens, message.line)
-        self.query_one(VaultTree).mark_current(path)
+        tree = self.query_one(VaultTree)
+        tree.mark_current(path)
+        tree.narrow()
         self.sub_title = path
 
     @on(ContextLoaded)

@@ -80,9 +80,11 @@ class SidePanel(VerticalScroll):
                     rows["related"].append((entry, hit.path, hit.snippet.line))
             for mention in context.unlinked:
                 rows["unlinked"].append((self._line_entry(mention, shared), mention.path, mention.line))
+            names = colliding_titles([(n.path or n.name, n.name) for n in context.neighbors])
             for neighbor in context.neighbors:
+                where = f"  {neighbor.path}" if neighbor.path and neighbor.name.casefold() in names else ""
                 entry = Content.assemble(
-                    (neighbor.name, "bold"), (f"  {neighbor.kind} {neighbor.weight:.2f}", "$text-muted")
+                    (neighbor.name, "bold"), (f"{where}  {neighbor.kind} {neighbor.weight:.2f}", "$text-muted")
                 )
                 rows["neighbors"].append((entry, neighbor.path or "", 0))
         for key, title in SECTIONS:

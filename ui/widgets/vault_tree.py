@@ -66,17 +66,23 @@ class VaultTree(Vertical):
         return widest + 3
 
     def _fit(self) -> None:
-        """Fit the names while the tree or its filter has the focus; otherwise the stylesheet's width."""
+        """Fit the names while the tree or its filter has the focus."""
         if not self.has_focus_within or not self.is_mounted:
-            self.styles.width = None
             return
         cap = int(self.screen.size.width * _WIDEST_SHARE)
         self.styles.width = max(self.outer_size.width, min(self._names_width(), cap))
 
-    def on_descendant_focus(self) -> None:
-        self.call_after_refresh(self._fit)
+    def narrow(self) -> None:
+        """Back to the stylesheet's width (the main screen calls this once a note is open).
 
-    def on_descendant_blur(self) -> None:
+        Not on losing the focus: a click into the note takes the focus on the mouse press,
+        and a narrower tree would move what is under the mouse before its release, so the
+        click would be lost.
+        """
+        if not self.has_focus_within:
+            self.styles.width = None
+
+    def on_descendant_focus(self) -> None:
         self.call_after_refresh(self._fit)
 
     def mark_current(self, path: str | None) -> None:
