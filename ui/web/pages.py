@@ -256,7 +256,8 @@ def note_page(
     )
     link_items = "".join(
         f'<li>{titled(n, note_url(n.path) if n.path.lower().endswith(".md") else "/file/" + quote(n.path, safe="/"))}'
-        f'<span class="context">{e(n.context)}</span></li>'
+        + (f'<span class="context">{e(n.context)}</span>' if n.context != n.title else "")
+        + "</li>"
         for n in links
     )
     namesake = (
@@ -266,9 +267,11 @@ def note_page(
         if same_title
         else ""
     )
+    related_shared = colliding_titles([(h.path, h.title) for h in related.hits])
     related_items = "".join(
-        f'<li><a href="{e(note_url(h.path, line=h.snippet.line))}">{e(h.title)}</a> '
-        f'<span class="label label-{e(h.label)}">{e(h.label.replace("_", " "))}</span></li>'
+        f'<li><a href="{e(note_url(h.path, line=h.snippet.line))}" title="{e(h.path)}">{e(h.title)}</a> '
+        + (f'<span class="path">{e(h.path)}</span> ' if h.title.casefold() in related_shared else "")
+        + f'<span class="label label-{e(h.label)}">{e(h.label.replace("_", " "))}</span></li>'
         for h in related.hits
     )
     return f"""
@@ -305,9 +308,11 @@ def _neighbor_link(neighbor: Neighbor) -> str:
 def _neighbor_list(neighbors: Sequence[Neighbor]) -> str:
     if not neighbors:
         return '<ul class="neighbors"><li class="empty">None</li></ul>'
+    shared = colliding_titles([(n.path or n.name, n.name) for n in neighbors])
     items = "".join(
-        f'<li>{_neighbor_link(n)} <span class="kind">{e(n.kind)}</span>'
-        f' <span class="weight">{n.weight:.2g}</span></li>'
+        f'<li>{_neighbor_link(n)}'
+        + (f' <span class="path">{e(n.path)}</span>' if n.path and n.name.casefold() in shared else "")
+        + f' <span class="kind">{e(n.kind)}</span> <span class="weight">{n.weight:.2g}</span></li>'
         for n in neighbors
     )
     return f'<ul class="neighbors">{items}</ul>'

@@ -82,9 +82,15 @@ def _annotate(state: StateCore) -> None:
     # taken ids first: the search for a free `-N` resumes where it stopped last time.
     last_suffix: dict[str, int] = {}
     tokens = state.tokens
+    embedded = 0  # how deep inside embeds: what they show has no ids of this page
     for index, token in enumerate(tokens):
         if token.map and token.nesting >= 0 and token.type not in ("inline", "front_matter"):
             token.attrSet("data-line", str(token.map[0] + 1))
+        if token.meta and isinstance(token.meta.get("embed"), Embed):
+            embedded += token.nesting
+            continue
+        if embedded:
+            continue
         ident = token.meta.get("block_id") if token.meta else None
         if token.type == "heading_open" and index + 1 < len(tokens):
             base = heading_id(tokens[index + 1].content)

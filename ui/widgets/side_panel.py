@@ -103,6 +103,8 @@ class SidePanel(VerticalScroll):
         """Title (and path, where two of the listed notes share the title), then the line as text."""
         where = f"  {entry.path}" if entry.title.casefold() in shared else ""
         context = entry.context if len(entry.context) <= _CONTEXT_SHOWN else entry.context[: _CONTEXT_SHOWN - 1] + "…"
+        if context == entry.title:  # a line that is only the link (an embed) says nothing more
+            return Content.assemble((entry.title, "bold"), (where, "$text-muted"))
         return Content.assemble((entry.title, "bold"), (where, "$text-muted"), "\n", (context, "$text-muted"))
 
     def focus_section(self, key: str) -> None:
