@@ -292,3 +292,13 @@ def test_a_long_section_is_cut_at_a_line() -> None:
 def test_every_fixture_note_parses(name: str) -> None:
     path = next(VAULT.rglob(name))
     assert _tokens(path.read_bytes().decode("utf-8").replace("\r\n", "\n"))
+
+
+def test_a_block_id_may_follow_an_embed_directly_and_a_missing_file_says_so() -> None:
+    text = "Intro\n\n![[version-history.png]]^version-history-image\n"
+    assert block_lines(text, "version-history-image") == (2, 3)
+    tokens = _tokens(text)
+    assert any(t.meta.get("block_id") == "version-history-image" for t in tokens)
+    assert "^version-history-image" not in " ".join(t.content for t in tokens if t.type == "inline")
+    embeds = _embeds(_tokens("![[obsidian-cli.mp4#interface]]\n", _sections({})))
+    assert cut_reason(embeds[0]) == "no such file"

@@ -628,7 +628,8 @@ def cut_reason(embed: Embed) -> str:
     """Why an embed shows only its title, in a few words ("" when it shows its section)."""
     if embed.cut == "missing":
         if embed.link.path is None:
-            return "no such note"
+            named = embed.link.target.rpartition("/")[2]
+            return "no such file" if "." in named and not named.lower().endswith(".md") else "no such note"
         wanted = embed.link.heading or (f"^{embed.link.block}" if embed.link.block else "")
         return f"no “{wanted}” in it" if wanted else "cannot be read"
     return {

@@ -21,12 +21,16 @@ _LINK_UNSAFE = str.maketrans({c: " " for c in "#|^:[]%\\"})
 
 
 def trailing_block_id(line: str) -> tuple[str, str] | None:
-    """(the line before it, the id) when a line ends in a block id, as in `… motion. ^b15695`."""
+    """(the line before it, the id) when a line ends in a block id, as in `… motion. ^b15695`.
+
+    The id follows a blank, or an embed or link directly (`![[diagram.png]]^figure`, as
+    Obsidian's own help vault writes one).
+    """
     stripped = line.rstrip()
     head, sep, ident = stripped.rpartition("^")
     if not sep or not ident or not all(c in _ID_CHARS for c in ident):
         return None
-    if head and not head[-1].isspace():
+    if head and not (head[-1].isspace() or head.endswith("]]")):
         return None
     return head.rstrip(), ident
 
