@@ -22,6 +22,7 @@ from engine.vault.plain import plain_line, plain_text
         ("1. first", "first"),
         ("Use [[Settings|the settings]] and [[Note#Part]] and [[Note#^b15695]]", "Use the settings and Note > Part and Note > ^b15695"),
         ("![[Diagram.png|100x60]] and ![alt](x.png)", "Diagram.png and alt"),
+        ("![[Attachments/Engelbart.jpg#outline|100]] and [[Handbook.pdf|the handbook]]", "Engelbart.jpg and the handbook"),
         ("==marked== and ~~struck~~ and *em* and __strong__", "marked and struck and em and strong"),
         ("snake_case, 2*3*4 and a == b stay", "snake_case, 2*3*4 and a == b stay"),
         ("`[[not a link]]` and `**not bold**`", "[[not a link]] and **not bold**"),

@@ -149,9 +149,13 @@ def _inline(line: str) -> str:
 def _shown(parts: WikiParts) -> str:
     """A wikilink as a passage shows it: its display, else `Note > Heading` (or what there is).
 
-    An image embed's `|100x145` is its size, not words: it shows the file's name.
+    A file's link or embed shows its name: `|100x145` is an image's size and `#outline`
+    a style, not words.
     """
-    if parts.display and not (_SIZE.match(parts.display) and "." in parts.target):
+    name = parts.target.rpartition("/")[2]
+    if "." in name and not name.lower().endswith(".md"):
+        return parts.display if parts.display and not _SIZE.match(parts.display) else name
+    if parts.display:
         return parts.display
     fragment = parts.heading or (f"^{parts.block}" if parts.block else "")
     if fragment and parts.target:
