@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import gc
+import json
 import logging
 import os
 import posixpath
@@ -40,9 +41,11 @@ from engine.records import (
     ChannelName,
     ChannelStatus,
     IndexStatus,
+    LinkedNote,
     LinkingNote,
     LinkUpdate,
     Neighbor,
+    NoteSection,
     NoteText,
     NoteView,
     ReindexReport,
@@ -60,8 +63,10 @@ from engine.storage import (
     index_writes,
     resolve_index_dir,
 )
-from engine.vault import DecodedNote, NoteUnreadable, decode_note
+from engine.vault import DecodedNote, LinkResolver, NoteUnreadable, decode_note, scan_vault
 from engine.vault.links import blank_links
+from engine.vault.plain import plain_text
+from engine.vault.sections import note_section
 from engine.watch import (
     DEFAULT_DEBOUNCE_MS,
     DEFAULT_STEP_MS,
@@ -517,12 +522,60 @@ class Engine:
         if info is None:
             raise NoteNotFound(path)
         body = self._catalog.note_body(path)
-        try:
-            text = self.read_note(path).text
-        except (CairnError, OSError):
-            text = "\n" * body.line_offset + body.text if body else ""
+        text = self._current_text(path)
         links = tuple((row.link, row.resolved) for row in self._catalog.links_from(path))
-        return NoteView(info=info, text=text, body_line_offset=body.line_offset if body else 0, links=links)
+        same = tuple(p for p in self._catalog.paths_titled(info.title) if p != path)
+        return NoteView(
+            info=info, text=text, body_line_offset=body.line_offset if body else 0, links=links, same_title=same
+        )
+
+    def _current_text(self, path: str) -> str:
+        """A note's text on disk now (LF), else as it was indexed."""
+        try:
+            return self.read_note(path).text
+        except (CairnError, OSError):
+            body = self._catalog.note_body(path)
+            return "\n" * body.line_offset + body.text if body else ""
+
+    def section(self, path: str, *, heading: str | None = None, block: str | None = None) -> NoteSection | None:
+        """A part of a note as an embed shows it: the body, the section under `heading`, or block `block`.
+
+        The text is the note's on disk now, cut at a line when long (`truncated`); `line`
+        is where it starts, which is where a heading or block link opens the note.
+
+        Returns:
+            The section, or None when the note is not indexed or has no such heading or block.
+        """
+        info = self._catalog.note_info(path)
+        if info is None:
+            return None
+        links = tuple((row.link, row.resolved) for row in self._catalog.links_from(path))
+        return note_section(path, info.title, self._current_text(path), heading=heading, block=block, links=links)
+
+    def embed_section(
+        self, source_path: str, target: str, *, heading: str | None = None, block: str | None = None
+    ) -> NoteSection | None:
+        """What `![[target#heading]]` (or `#^block`) written in `source_path` shows: its target resolved like a link.
+
+        Returns:
+            The section, or None when the target is no indexed note or has no such part.
+        """
+        path = self._link_path(source_path, target)
+        if path is None or not path.lower().endswith(".md"):
+            return None
+        return self.section(path, heading=heading, block=block)
+
+    def _link_path(self, source_path: str, target: str) -> str | None:
+        """Where a link target written in a note points, as the indexer resolved it (or would)."""
+        if not target.strip():
+            return source_path
+        key = target.strip().casefold()
+        for row in self._catalog.links_from(source_path):
+            if row.link.target.strip().casefold() == key:
+                return row.resolved
+        # Not a link the index read in this note (it was edited since): resolve it now.
+        attachments = json.loads(self._catalog.get_meta("attachments") or "[]")
+        return LinkResolver(self._catalog.note_names(), attachments).resolve(target, source_path)
 
     def term_weights(self, terms: Sequence[str]) -> dict[str, float]:
         """The full-text idf of index terms (stemmed words), as fusion weighs keyword coverage."""
@@ -531,6 +584,44 @@ class Engine:
     def notes(self) -> list[tuple[str, str]]:
         """(path, title) of every indexed note, sorted by path."""
         return [(path, title) for path, title, _aliases in self._catalog.note_names()]
+
+    def note_files(self) -> list[tuple[str, str]]:
+        """(path, title) of every note in the vault, indexed or not yet, sorted by path.
+
+        A note the index does not hold yet (a first index is still reading the vault)
+        is titled by its file name; the scan costs a walk of the vault's folders.
+        """
+        indexed = dict(self.notes())
+        try:
+            found = scan_vault(self.vault, self.config.excludes).notes
+        except CairnError:
+            found = ()
+        for file in found:
+            indexed.setdefault(file.path, posixpath.splitext(posixpath.basename(file.path))[0])
+        return sorted(indexed.items())
+
+    def recent_notes(self, limit: int = 10) -> list[tuple[str, str]]:
+        """(path, title) of the notes changed last (by modification time as indexed), newest first."""
+        infos = sorted(self._catalog.note_infos(), key=lambda info: (-info.mtime, info.path))
+        return [(info.path, info.title) for info in infos[:limit]]
+
+    def outgoing_links(self, path: str) -> list[LinkedNote]:
+        """The notes and files `path` links to, each once, titled, with the first line that links (as text)."""
+        out: list[LinkedNote] = []
+        seen: set[str] = set()
+        lines: list[str] | None = None
+        for row in self._catalog.links_from(path):
+            target = row.resolved
+            if target is None or target == path or target in seen:
+                continue
+            seen.add(target)
+            if lines is None:
+                lines = self._current_text(path).split("\n")
+            info = self._catalog.note_info(target)
+            title = info.title if info is not None else posixpath.basename(target)
+            line = lines[row.link.line - 1] if 0 < row.link.line <= len(lines) else ""
+            out.append(LinkedNote(target, title, row.link.line, _line_context(plain_text(line), title)))
+        return out
 
     def backlinks(self, path: str) -> list[Backlink]:
         """Notes linking to `path`, each with the linking line."""
@@ -554,7 +645,7 @@ class Engine:
             context = contexts.get(key)
             if context is None:
                 line = lines[row.link.line - 1] if 0 < row.link.line <= len(lines) else ""
-                context = contexts[key] = _line_context(line, row.link.target)
+                context = contexts[key] = _line_context(plain_text(line), row.link.display or row.link.target)
             out.append(Backlink(row.source, titles[row.source], row.link.line, context))
         return out
 
@@ -599,7 +690,7 @@ class Engine:
             for number, line in enumerate(body.text.split("\n"), start=body.line_offset + 1):
                 found = pattern.search(blank_links(line))
                 if found:
-                    out.append(Backlink(source, title, number, _line_context(line, found.group())))
+                    out.append(Backlink(source, title, number, _line_context(plain_text(line), found.group())))
                     break
         return sorted(out, key=lambda b: b.path)[:limit]
 

@@ -389,6 +389,11 @@ class Catalog:
         rows = self._conn().execute("SELECT path, tags, mtime, facts FROM notes ORDER BY path")
         return [(str(p), tuple(json.loads(str(t))), float(m), str(f)) for p, t, m, f in rows]
 
+    def paths_titled(self, title: str) -> list[str]:
+        """The notes whose title is `title` (case ignored), by path."""
+        rows = self._conn().execute("SELECT path FROM notes WHERE title = ? COLLATE NOCASE ORDER BY path", (title,))
+        return [str(p) for (p,) in rows]
+
     def note_paths(self) -> list[str]:
         """Every note's path."""
         return [str(p) for (p,) in self._conn().execute("SELECT path FROM notes ORDER BY path")]

@@ -23,21 +23,50 @@ from engine.records import (
     SearchResults,
     WatchBatch,
 )
+from engine.vault.callouts import TONE_RGB, Callout, CalloutStyle
 from engine.vault.links import WIKILINK, WikiParts, split_wikilink
+from engine.vault.markup import (
+    IMAGE_SUFFIXES,
+    Embed,
+    EmbedFn,
+    LinkRef,
+    LinkTable,
+    RenderContext,
+    cut_reason,
+    footnote_number,
+    obsidian_markdown,
+    parse_markdown,
+)
 from engine.vault.parse import link_spans
+from engine.vault.plain import plain_text
 
 __all__ = [
     "CHANNEL_LABELS",
+    "IMAGE_SUFFIXES",
     "NEAREST_SHOWN",
     "NO_CONFIDENT_MATCH",
     "QUERY_SYNTAX_HELP",
+    "TONE_RGB",
     "WIKILINK",
+    "Callout",
+    "CalloutStyle",
+    "Embed",
+    "EmbedFn",
+    "LinkRef",
+    "LinkTable",
+    "RenderContext",
     "WikiParts",
     "asked_kind_text",
     "badges",
+    "colliding_titles",
+    "cut_reason",
+    "footnote_number",
     "highlighted",
     "link_spans",
+    "obsidian_markdown",
     "one_line",
+    "parse_markdown",
+    "plain_text",
     "printable_path",
     "query_without",
     "reading_text",
@@ -49,6 +78,22 @@ __all__ = [
     "status_to_json",
     "watch_line",
 ]
+
+
+def colliding_titles(items: Sequence[tuple[str, str]]) -> set[str]:
+    """The titles (casefolded) that two or more of these (path, title) share: where a list shows paths too.
+
+    A note and its copy ("Form Builder" and "Form Builder (copy).md" with the same
+    heading) would otherwise look the same.
+    """
+    seen: dict[str, str] = {}
+    shared: set[str] = set()
+    for path, title in items:
+        key = title.casefold()
+        if key in seen and seen[key] != path:
+            shared.add(key)
+        seen.setdefault(key, path)
+    return shared
 
 
 def results_to_json(results: SearchResults) -> dict[str, Any]:

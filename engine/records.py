@@ -338,6 +338,16 @@ class Backlink:
 
 
 @dataclass(frozen=True)
+class LinkedNote:
+    """A note or file the open note links to: its title, and the open note's first line that links to it."""
+
+    path: str
+    title: str
+    line: int
+    context: str
+
+
+@dataclass(frozen=True)
 class Neighbor:
     """An entity next to a note in the graph, with the edge weight."""
 
@@ -433,12 +443,36 @@ class LinkUpdate:
 
 @dataclass(frozen=True)
 class NoteView:
-    """A note for display: its catalog record plus its text and resolved links."""
+    """A note for display: its catalog record plus its text and resolved links.
+
+    `same_title` are the other notes with this title (a copy, a namesake in another
+    folder): where there are any, front ends show the path so the two can be told apart.
+    """
 
     info: NoteInfo
     text: str
     body_line_offset: int
     links: tuple[tuple[Link, str | None], ...]
+    same_title: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class NoteSection:
+    """A part of a note an embed shows: the whole body, a heading's section or a block.
+
+    `line` is the 1-based file line the text starts at; `text` is cut at a line when
+    the section is longer than an embed may show (`truncated`); `links` are the note's
+    resolved links, so the section's own links and embeds render as in the note.
+    """
+
+    path: str
+    title: str
+    heading: str | None
+    block: str | None
+    line: int
+    text: str
+    truncated: bool = False
+    links: tuple[tuple[Link, str | None], ...] = ()
 
 
 @dataclass(frozen=True)

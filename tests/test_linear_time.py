@@ -30,6 +30,8 @@ from engine.lexicon.en import ENGLISH
 from engine.records import NoteInfo, Snippet
 from engine.search.evidence import build_snippet
 from engine.vault import parse_note
+from engine.vault.plain import plain_text
+from engine.vault.sections import block_lines, without_comments
 from ui.web.render import LinkTable, render_note
 
 _CPU_LIMIT_S = 30
@@ -238,7 +240,8 @@ def test_unlinked_mentions_and_backlinks_of_a_note_of_brackets_come_fast(tmp_pat
     assert [(m.path, m.line) for m in unlinked] == [("Other.md", 1)]
     assert unlinked[0].context.startswith("…") and unlinked[0].context.endswith("Atlas is late.")
     assert len(backlinks) == 20_000 and {(b.path, b.line) for b in backlinks} == {("Hub.md", 1)}
-    assert all(len(b.context) <= 301 and b.context.startswith("[[Atlas]] [[Atlas]]") for b in backlinks)
+    # Contexts are rendered text: each link shows as its target.
+    assert all(len(b.context) <= 301 and b.context.startswith("Atlas Atlas ") for b in backlinks)
 
 
 # -- the full-text analyzer and the entity dictionary ----------------------------------
@@ -270,3 +273,28 @@ def _recognised(text: str) -> int:
 def test_the_dictionary_reads_a_long_cjk_query_fast() -> None:
     # Every CJK character is a token: the scan is characters × the widest entry, no more.
     assert _within_limit(_recognised, "ホーム画面の設定" * 20_000) == 20_000
+
+
+# -- Obsidian's constructs: rendered text, comments, callouts, highlights, tags, block ids --
+
+
+@pytest.mark.parametrize("unit", ["*", "=", "a==", "%%", "|", "`", " ^a", "> [!tip]\n", "[[a|100]] ", "- [ ] x\n"])
+def test_rendered_text_of_hostile_runs_comes_fast(unit: str) -> None:
+    # Snippets and backlink contexts read every line once; a pairing regex (`\*\*(.+?)\*\*`)
+    # would rescan the rest of a line from every marker.
+    text = unit * (1_000_000 // len(unit))
+    shown = _within_limit(plain_text, text)
+    assert shown.count("\n") == text.count("\n")
+
+
+@pytest.mark.parametrize("unit", ["==", "a== ", "#a ", " ^a", "> [!tip]\n", "%% a %% b ", "$a$ "])
+def test_obsidian_constructs_render_fast(unit: str) -> None:
+    html = _within_limit(_render, unit * (256_000 // len(unit)))
+    assert html
+
+
+def test_comments_and_block_ids_are_found_fast() -> None:
+    text = "%% a %% b " * 100_000 + "\n" + "x ^a\n" * 100_000
+    stripped = _within_limit(without_comments, text)
+    assert stripped.count("\n") == text.count("\n") and "%%" not in stripped
+    assert _within_limit(block_lines, text, "missing") is None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import partial
 from typing import TYPE_CHECKING, ClassVar
 
@@ -10,10 +10,12 @@ from textual import events
 from textual._path import CSSPathType
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
+from textual.command import Provider
 from textual.screen import Screen
 from textual.widgets import Input, TextArea
 
 from engine.present import printable_path
+from ui.commands import NoteCommands
 from ui.dialogs.choice import ChoiceDialog
 from ui.screens.editor import EditorScreen
 from ui.screens.main import MainScreen
@@ -28,12 +30,20 @@ class CairnApp(App[None]):
     """Browse, search and edit a vault; all engine work happens in the screens' workers."""
 
     TITLE = "Cairn"
-    CSS_PATH: ClassVar[CSSPathType] = ["styles/app.tcss", "styles/main.tcss", "styles/search.tcss", "styles/editor.tcss", "styles/dialogs.tcss"]
+    CSS_PATH: ClassVar[CSSPathType] = [
+        "styles/app.tcss",
+        "styles/main.tcss",
+        "styles/note.tcss",
+        "styles/search.tcss",
+        "styles/editor.tcss",
+        "styles/dialogs.tcss",
+    ]
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+k", "search", "Search", priority=True),
-        Binding("ctrl+t", "toggle_theme", "Theme"),
+        Binding("ctrl+t", "toggle_theme", "Light/dark"),
         Binding("ctrl+q", "quit", "Quit", priority=True),
     ]
+    COMMANDS: ClassVar[set[type[Provider] | Callable[[], type[Provider]]]] = {*App.COMMANDS, NoteCommands}
 
     def __init__(self, engine: Engine, config: UIConfig) -> None:
         super().__init__()
@@ -84,19 +94,27 @@ class CairnApp(App[None]):
                 "Unsaved changes",
                 f"{editor.path} has unsaved changes. Quit anyway?",
                 [("save", "Save and quit"), ("discard", "Quit without saving"), ("cancel", "Cancel")],
+                safe="save",
+                destructive=("discard",),
                 id="quit-dialog",
             ),
             answered,
         )
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
-        """The palette holds every action bound on the active screen, plus the built-in ones."""
-        yield from super().get_system_commands(screen)
+        """The palette holds every action bound on the active screen, plus the built-in ones, each title once."""
+        titles: set[str] = set()
+        for command in super().get_system_commands(screen):
+            titles.add(command.title.casefold())
+            yield command
         seen: set[str] = set()
         for node, binding, enabled, _tooltip in screen.active_bindings.values():
             if not enabled or not binding.description or binding.action in seen:
                 continue
             seen.add(binding.action)
+            if binding.description.casefold() in titles:
+                continue  # Textual's own "Quit" is this app's quit (it asks about unsaved edits)
+            titles.add(binding.description.casefold())
             help_text = f"{binding.description} ({binding.key_display or binding.key})"
             yield SystemCommand(binding.description, help_text, partial(self.run_action, binding.action, node))
         if isinstance(screen, MainScreen):

@@ -46,8 +46,9 @@ def snippet_content(hit: Hit, max_chars: int = 220) -> Content:
     return flat
 
 
-def hit_content(hit: Hit, number: int, width: int = 0, snippet_lines: int = 2) -> Content:
-    """The lines of a result: title, folder and label; badges; the snippet indented under them.
+def hit_content(hit: Hit, number: int, width: int = 0, snippet_lines: int = 2, *, show_path: bool = False) -> Content:
+    """The lines of a result: title, folder (the path, when another hit has the title) and label; badges;
+    the snippet indented under them.
 
     With a `width`, the snippet is wrapped to it (hanging indent) and cut to `snippet_lines`.
     """
@@ -57,7 +58,7 @@ def hit_content(hit: Hit, number: int, width: int = 0, snippet_lines: int = 2) -
         (f"{number:>2}. ", "$text-muted"),
         (hit.title, "bold"),
         "  ",
-        (folder_of(hit.path), "$text-muted"),
+        (hit.path if show_path else folder_of(hit.path), "$text-muted"),
         "  ",
         (hit.label, "italic $text-secondary"),
     )

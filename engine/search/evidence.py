@@ -9,15 +9,11 @@ from functools import lru_cache
 from engine.catalog import StoredChunk
 from engine.config import FusionConfig
 from engine.records import ChannelEvidence, ChannelName, EvidenceLabel, Snippet
-from engine.vault.links import WikiParts, shown_links
+from engine.vault.plain import plain_text
 
 SNIPPET_CHARS = 280
 _MAX_CHUNKS_SCANNED = 200
 _WORD = re.compile(r"\w[\w'’\-]*", re.UNICODE)
-# No part of a link may hold `[`, as in the parser (engine/vault.py): a scan from one
-# `[` then stops at the next, so a run of brackets is read in linear time (a class that
-# let `[` through would rescan the rest of the line from every bracket).
-_HEADING_MARK = re.compile(r"^#{1,6}[ \t]+", re.MULTILINE)
 
 
 def choose_label(
@@ -104,21 +100,12 @@ def _phrase_pattern(phrase: str) -> re.Pattern[str] | None:
 
 
 def readable(text: str) -> str:
-    """Markdown source as a reader sees it: links by their shown text, no heading marks.
+    """Markdown source as a reader sees it (engine/vault/plain.py): links by their shown text,
+    no heading, quote, list or emphasis marks, no fences, comments or block ids.
 
     Newlines are kept, so line arithmetic on the result still matches the file.
     """
-    return _HEADING_MARK.sub("", shown_links(text, _shown))
-
-
-def _shown(parts: WikiParts) -> str:
-    """A wikilink as a passage shows it: its display, else `Note > Heading` (or what there is)."""
-    if parts.display:
-        return parts.display
-    fragment = parts.heading or parts.block
-    if fragment and parts.target:
-        return f"{parts.target} > {fragment}"
-    return fragment or parts.target
+    return plain_text(text)
 
 
 # Typing repeats the same notes keystroke after keystroke: their chunks' lowercased text

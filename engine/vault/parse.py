@@ -361,6 +361,17 @@ def _escaped(text: str, pos: int) -> bool:
     return count % 2 == 1
 
 
+def code_masked(text: str) -> tuple[str, int]:
+    """A note's LF text with its body's code blanked (same length, same lines), and where the body starts.
+
+    Where to look for Markdown that code never holds (comments, block ids); the
+    frontmatter is left as it is.
+    """
+    fm = _split_frontmatter(text)
+    masked, _headings = _mask_code(text[fm.body_start :])
+    return text[: fm.body_start] + masked, fm.body_start
+
+
 def link_spans(text: str) -> list[LinkSpan]:
     """Every link in a note's LF text (frontmatter included), found as the indexer finds them.
 

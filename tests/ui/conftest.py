@@ -56,3 +56,39 @@ def make_app(engine: Engine) -> Callable[..., CairnApp]:
         return build_app(engine, AppConfig(), **{"cursor_blink": False, **overrides})
 
     return factory
+
+
+OBSIDIAN_FIXTURE = Path(__file__).resolve().parent.parent / "data" / "obsidian_vault"
+
+
+@pytest.fixture(scope="session")
+def obsidian_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the Obsidian fixture vault with its index in `<vault>/.cairn` (real model)."""
+    from vault_copy import copy_vault
+
+    vault = copy_vault(OBSIDIAN_FIXTURE, tmp_path_factory.mktemp("obsidian-template") / "vault")
+    engine = Engine.open(vault)
+    try:
+        engine.reindex()
+    finally:
+        engine.close()
+    return vault
+
+
+@pytest.fixture(scope="module")
+def obsidian_engine(obsidian_template: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
+    """One engine per test module over its own copy of the indexed fixture vault."""
+    vault = copy_indexed(obsidian_template, tmp_path_factory.mktemp("obsidian-module") / "vault")
+    opened = open_engine(vault, AppConfig())
+    yield opened
+    opened.close()
+
+
+@pytest.fixture
+def make_obsidian_app(obsidian_engine: Engine) -> Callable[..., CairnApp]:
+    """The entry point's factory over the fixture vault's engine, cursor steady, timings hidden."""
+
+    def factory(**overrides: bool) -> CairnApp:
+        return build_app(obsidian_engine, AppConfig(), **{"cursor_blink": False, "show_timings": False, **overrides})
+
+    return factory

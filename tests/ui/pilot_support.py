@@ -6,6 +6,8 @@ import asyncio
 from collections.abc import Awaitable
 from typing import TypeVar
 
+from textual.widget import Widget
+from textual.widgets.markdown import MarkdownBlock
 from textual.worker import WorkerCancelled, WorkerFailed
 
 SIZE = (120, 40)
@@ -38,3 +40,17 @@ async def settle(pilot: object) -> None:
             except (WorkerFailed, WorkerCancelled):
                 continue
         await pilot.pause()  # type: ignore[attr-defined]
+
+
+def link_targets(root: Widget) -> list[str]:
+    """The hrefs of every link drawn in the Markdown blocks under `root`, in order."""
+    import ast
+
+    found: list[str] = []
+    for block in root.query(MarkdownBlock):
+        for span in block._content.spans:
+            meta = getattr(span.style, "meta", None) or {}
+            click = str(meta.get("@click", ""))
+            if click.startswith("link(") and click.endswith(")"):
+                found.append(ast.literal_eval(click[5:-1]))
+    return found

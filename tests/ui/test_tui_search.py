@@ -105,8 +105,8 @@ def test_enter_opens_the_note_at_the_matching_passage(make_app: Callable[..., Ca
             marked = list(view.query(".-passage"))
             assert len(marked) == 1 and isinstance(marked[0], MarkdownBlock)
             start, end = marked[0].source_range
-            body_line = hit.snippet.line - 1 - view.note.body_line_offset  # type: ignore[union-attr]
-            assert start <= body_line < end
+            file_line = hit.snippet.line - 1  # blocks know their file's 0-based lines, frontmatter included
+            assert start <= file_line < end
             assert view.scroll_y > 0, "the passage should be scrolled into view"
 
     run(body())

@@ -6,8 +6,9 @@ Regenerate with `pytest tests/ui/test_tui_snapshots.py --snapshot-update`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
+import pytest
 from pilot_support import SIZE, settle
 from textual.pilot import Pilot
 from textual.widgets import Input
@@ -15,17 +16,21 @@ from textual.widgets import Input
 from ui.app import CairnApp
 from ui.screens.main import MainScreen
 from ui.screens.search import SearchScreen
+from ui.widgets.note_view import NoteView
 
 ADR = "Decisions/ADR-004 Sync with CRDTs.md"
 QUERY = "who decided to use CRDTs"
 
 
-async def _open_note(pilot: Pilot[None]) -> None:
+async def _open_note(pilot: Pilot[None], path: str = ADR, heading: str | None = None) -> None:
+    """Open a note as choosing it does: the note takes the focus, the tree its reading width."""
     await settle(pilot)
     main = pilot.app.screen
     assert isinstance(main, MainScreen)
-    main.open_note(ADR)
+    main.query_one(NoteView).focus()
+    main.open_note(path, heading=heading)
     await settle(pilot)
+    await pilot.pause()
 
 
 async def _search(pilot: Pilot[None]) -> None:
@@ -72,3 +77,31 @@ def test_main_screen_narrow_light(snap_compare: Callable[..., bool], make_app: C
         await pilot.pause()
 
     assert snap_compare(make_app(show_timings=False), terminal_size=(80, 24), run_before=before)
+
+
+# -- the Obsidian fixture vault: the same callout, embed and table the web captures show --
+
+OBSIDIAN_SIZES = {"120x35": (120, 35), "80x24": (80, 24)}
+
+
+def _obsidian(path: str, *, heading: str | None = None) -> Callable[[Pilot[None]], Awaitable[None]]:
+    async def before(pilot: Pilot[None]) -> None:
+        await _open_note(pilot, path, heading)
+
+    return before
+
+
+@pytest.mark.parametrize("size", OBSIDIAN_SIZES)
+def test_obsidian_callouts(size: str, snap_compare: Callable[..., bool], make_obsidian_app: Callable[..., CairnApp]) -> None:
+    assert snap_compare(make_obsidian_app(), terminal_size=OBSIDIAN_SIZES[size], run_before=_obsidian("Callouts.md"))
+
+
+@pytest.mark.parametrize("size", OBSIDIAN_SIZES)
+def test_obsidian_embeds(size: str, snap_compare: Callable[..., bool], make_obsidian_app: Callable[..., CairnApp]) -> None:
+    assert snap_compare(make_obsidian_app(), terminal_size=OBSIDIAN_SIZES[size], run_before=_obsidian("Embeds.md"))
+
+
+@pytest.mark.parametrize("size", OBSIDIAN_SIZES)
+def test_obsidian_table(size: str, snap_compare: Callable[..., bool], make_obsidian_app: Callable[..., CairnApp]) -> None:
+    before = _obsidian("Formatting.md", heading="Tables")
+    assert snap_compare(make_obsidian_app(), terminal_size=OBSIDIAN_SIZES[size], run_before=before)

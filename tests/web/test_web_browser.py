@@ -188,8 +188,11 @@ def test_edit_and_save(page: Any, live: Served) -> None:
     new_text = file.read_text(encoding="utf-8") + "\nTile packs now ship with a zebrafinch manifest.\n"
     page.locator("#text").fill(new_text)
     page.locator("#save").click()
-    page.wait_for_url(f"{live.base}/note/Glossary/Tile%20Pack.md")
+    page.locator('#save-state[data-state="ok"]').wait_for()
+    assert page.url == f"{live.base}/edit/Glossary/Tile%20Pack.md", "saving stays in the editor"
     assert file.read_text(encoding="utf-8") == new_text
+    page.locator("#close").click()
+    page.wait_for_url(f"{live.base}/note/Glossary/Tile%20Pack.md")
     assert "zebrafinch manifest" in page.locator("#markdown").inner_text()
     hits = live.engine.search("zebrafinch", channels=("fulltext",)).hits
     assert [h.path for h in hits] == [path]
@@ -230,7 +233,7 @@ def test_conflict_overwrite_and_reload(page: Any, live: Served) -> None:
     page.locator("#save").click()
     page.locator("dialog#conflict").wait_for(state="visible")
     page.locator("#conflict-overwrite").click()
-    page.wait_for_url(f"{live.base}/note/Glossary/Field%20Kit.md")
+    page.locator('#save-state[data-state="ok"]').wait_for()
     assert file.read_text(encoding="utf-8") == "second attempt\n"
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
+from markdown_it.token import Token
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -14,6 +15,7 @@ from textual.screen import Screen
 from textual.widgets import Footer
 from textual.worker import Worker, WorkerState, get_current_worker
 
+from engine.present import LinkTable, RenderContext, parse_markdown
 from engine.records import IndexStatus, Progress, ReindexReport, WatchBatch
 from engine.records import NoteView as NoteRecord
 from ui.dialogs.choice import ChoiceDialog
@@ -23,6 +25,7 @@ from ui.screens.editor import EditorScreen
 from ui.screens.search import SearchOutcome, SearchScreen
 from ui.widgets.index_status import IndexStatusBar
 from ui.widgets.note_files import NoteFiles
+from ui.widgets.note_markdown import NOTE_PARSER
 from ui.widgets.note_view import NoteView
 from ui.widgets.side_panel import NoteContext, SidePanel
 from ui.widgets.vault_tree import VaultTree
@@ -84,9 +87,10 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
 
     @dataclass
     class NoteLoaded(Message, bubble=False):
-        """A note was read for display."""
+        """A note was read for display (and read as Obsidian shows it, embeds included)."""
 
         note: NoteRecord
+        tokens: list[Token]
         line: int
         remember: bool
 
@@ -105,6 +109,8 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         self.last_query = ""
         self.indexing = False
         self.watcher: Watcher | None = None
+        self._listed_after_catalog = False
+        self.listed_notes: list[tuple[str, str]] = []
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="panes"):
@@ -149,7 +155,8 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
     # -- workers (engine calls only here; they post messages) ---------------------------
     @work(thread=True, exclusive=True, exit_on_error=False, group="notes")
     def _list_notes(self) -> None:
-        self.post_message(self.NotesListed(self.engine.notes(), self.engine.status(), self.engine.writer))
+        # Every note file, indexed or not yet: a first index takes minutes, the scan moments.
+        self.post_message(self.NotesListed(self.engine.note_files(), self.engine.status(), self.engine.writer))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="index")
     def _reindex(self) -> None:
@@ -160,15 +167,20 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         self.post_message(self.IndexFinished(report))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="note")
-    def _load_note(self, path: str, line: int, remember: bool) -> None:
+    def _load_note(self, path: str, line: int, remember: bool, heading: str | None = None, block: str | None = None) -> None:
         worker = get_current_worker()
         note = self.engine.note(path)
+        if heading or block:
+            section = self.engine.section(path, heading=heading, block=block)
+            line = section.line if section is not None else line
+        reading = RenderContext(path, LinkTable.from_links(note.links), self.engine.embed_section)
+        tokens = parse_markdown(NOTE_PARSER, note.text, reading)
         if worker.is_cancelled:
             return
-        self.post_message(self.NoteLoaded(note, line, remember))
+        self.post_message(self.NoteLoaded(note, tokens, line, remember))
         context = NoteContext(
             path=path,
-            links=note.links,
+            links=tuple(self.engine.outgoing_links(path)),
             backlinks=tuple(self.engine.backlinks(path)),
             related=self.engine.related(path),
             unlinked=tuple(self.engine.unlinked_mentions(path)),
@@ -190,6 +202,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
     # -- message handlers -------------------------------------------------------------------
     @on(NotesListed)
     def _notes_listed(self, message: NotesListed) -> None:
+        self.listed_notes = message.notes
         self.query_one(VaultTree).set_notes(message.notes)
         if not self.indexing:
             self.query_one(IndexStatusBar).show_status(message.status, message.writer)
@@ -197,6 +210,10 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
     @on(IndexProgress)
     def _index_progress(self, message: IndexProgress) -> None:
         self.query_one(IndexStatusBar).show_progress(message.progress)
+        if message.progress.phase in ("fulltext", "graph", "embed") and not self._listed_after_catalog:
+            # The catalog holds every note now: the tree gets their titles long before embedding ends.
+            self._listed_after_catalog = True
+            self._list_notes()
 
     @on(IndexFinished)
     def _index_finished(self, message: IndexFinished) -> None:
@@ -239,8 +256,10 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
             del self.history[self.position + 1:]
             self.history.append((path, message.line))
             self.position = len(self.history) - 1
-        await self.query_one(NoteView).show(message.note, message.line)
-        self.query_one(VaultTree).mark_current(path)
+        await self.query_one(NoteView).show(message.note, message.tokens, message.line)
+        tree = self.query_one(VaultTree)
+        tree.mark_current(path)
+        tree.narrow()
         self.sub_title = path
 
     @on(ContextLoaded)
@@ -254,18 +273,32 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         self.query_one(NoteView).focus()
 
     @on(NoteView.LinkFollowed)
+    def _follow_link(self, message: NoteView.LinkFollowed) -> None:
+        self.open_note(message.path, message.line, heading=message.heading, block=message.block)
+
     @on(SidePanel.Opened)
-    def _follow(self, message: NoteView.LinkFollowed | SidePanel.Opened) -> None:
+    def _follow(self, message: SidePanel.Opened) -> None:
         self.open_note(message.path, message.line)
+
+    @on(NoteView.TagChosen)
+    def _tag_chosen(self, message: NoteView.TagChosen) -> None:
+        self.last_query = f"#{message.tag}"
+        self.action_search()
+
+    @on(NoteView.FileChosen)
+    def _file_chosen(self, message: NoteView.FileChosen) -> None:
+        self.notify(f"{message.path} is not a note; `cairn web` shows images and opens files.", title="File")
 
     @on(NoteView.MissingLink)
     def _missing(self, message: NoteView.MissingLink) -> None:
         self.notify(f"No note named “{message.target}” yet (ctrl+n creates one).", severity="warning")
 
     # -- actions ----------------------------------------------------------------------------
-    def open_note(self, path: str, line: int = 0, *, remember: bool = True) -> None:
-        """Show `path` scrolled to file line `line` (0: the top)."""
-        self._load_note(path, line, remember)
+    def open_note(
+        self, path: str, line: int = 0, *, remember: bool = True, heading: str | None = None, block: str | None = None
+    ) -> None:
+        """Show `path` scrolled to file line `line`, or to a heading or block (none: the top)."""
+        self._load_note(path, line, remember, heading, block)
 
     def action_search(self) -> None:
         """Open the search panel (results update as you type)."""
@@ -321,6 +354,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
     def action_reindex(self) -> None:
         """Bring the index up to date with the vault, in the background."""
         self.indexing = True
+        self._listed_after_catalog = False
         self._reindex()
 
     def action_toggle_tree(self) -> None:
@@ -333,10 +367,10 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         self.toggle_class("-side-shown" if self.has_class("-narrow") else "-side-hidden")
 
     def action_focus_section(self, section: str) -> None:
-        """Move the focus to a side-panel list (enter then follows the entry)."""
+        """Move the focus to a side-panel list, its first entry highlighted (enter follows it)."""
         if self.has_class("-narrow") and not self.has_class("-side-shown"):
             self.add_class("-side-shown")
-        self.query_one(f"#{section}-list").focus()
+        self.query_one(SidePanel).focus_section(section)
 
     def action_filter_tree(self) -> None:
         """Focus the vault tree's filter box."""
@@ -387,7 +421,13 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
                 self.files.delete(path)
 
         self.app.push_screen(
-            ChoiceDialog("Delete note", f"Move {path} to .trash/?", [("delete", "Delete"), ("cancel", "Cancel")]),
+            ChoiceDialog(
+                "Delete note",
+                f"Move {path} to .trash/?",
+                [("delete", "Delete"), ("cancel", "Cancel")],
+                safe="cancel",
+                destructive=("delete",),
+            ),
             answered,
         )
 
@@ -420,6 +460,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
                 "Update links?",
                 f"{links} link(s) in {where} point to the old name. Update them to “{result.new}”?",
                 [("update", "Update links"), ("cancel", "Leave them")],
+                safe="update",
                 id="update-links-dialog",
             ),
             answered,

@@ -18,6 +18,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 PUBLIC_PREFIXES = ("/static/",)
 PAGE_PREFIXES = ("/note/", "/edit/", "/graph/")
+PAGE_PATHS = ("/", "/notes")
 LOCAL_HOSTNAMES = ("127.0.0.1", "localhost")
 
 CONTENT_SECURITY_POLICY = (
@@ -42,7 +43,7 @@ def security_headers() -> dict[str, str]:
 
 def is_page(path: str) -> bool:
     """Whether `path` is a page a person opens (answered with the shell when it lacks the token)."""
-    return path == "/" or path.startswith(PAGE_PREFIXES)
+    return path in PAGE_PATHS or path.startswith(PAGE_PREFIXES)
 
 
 class Guard:

@@ -16,17 +16,27 @@ from engine.present import (
     QUERY_SYNTAX_HELP,
     asked_kind_text,
     badges,
+    colliding_titles,
     printable_path,
     split_hits,
 )
 from ui.web.render import note_url
 
 if TYPE_CHECKING:
-    from engine.records import Backlink, ChannelEvidence, Hit, Neighbor, QueryChip, SearchResults
+    from engine.records import (
+        Backlink,
+        ChannelEvidence,
+        Hit,
+        LinkedNote,
+        Neighbor,
+        QueryChip,
+        SearchResults,
+    )
 
 _BASE = Template(files("ui.web").joinpath("templates/base.html").read_text(encoding="utf-8"))
 _SHELL = files("ui.web").joinpath("templates/shell.html").read_text(encoding="utf-8")
 e = html.escape
+_NONE = '<li class="empty">None</li>'
 
 
 def page(title: str, content: str, *, vault: Path, script: str | None = None, body_class: str = "") -> str:
@@ -48,8 +58,14 @@ def shell_page() -> str:
     return _SHELL
 
 
-def search_page(query: str, results_html: str) -> str:
-    """The search box, options and the results container."""
+def search_page(query: str, results_html: str, recent: Sequence[tuple[str, str]] = ()) -> str:
+    """The search box, options and the results container; the notes changed last below it."""
+    recent_html = (
+        f'<section class="recent"><h2>Recently changed</h2>{note_list(recent)}'
+        '<p><a href="/notes">All notes</a> · <a href="/notes#new-note">New note</a></p></section>'
+        if recent
+        else ""
+    )
     return f"""
 <section class="search">
   <form class="search-form" action="/" method="get" role="search">
@@ -60,6 +76,7 @@ def search_page(query: str, results_html: str) -> str:
   <p class="hint">↑ ↓ to move · Enter to open · results update as you type</p>
   <details class="syntax"><summary>Search syntax</summary>{_syntax_help()}</details>
   <div id="results" aria-live="polite">{results_html}</div>
+  {recent_html}
 </section>"""
 
 
@@ -69,6 +86,80 @@ def _syntax_help() -> str:
 
     rendered: str = MarkdownIt("commonmark", {"html": False}).enable("table").render(QUERY_SYNTAX_HELP)
     return rendered
+
+
+def note_list(notes: Sequence[tuple[str, str]]) -> str:
+    """(path, title) notes as a list of links; where two share a title, each shows its path."""
+    shared = colliding_titles(notes)
+    items = "".join(
+        f'<li><a href="{e(note_url(path))}" title="{e(path)}">{e(title)}</a>'
+        + (f' <span class="path">{e(path)}</span>' if title.casefold() in shared else "")
+        + "</li>"
+        for path, title in notes
+    )
+    return f'<ul class="note-list">{items or _NONE}</ul>'
+
+
+def notes_page(notes: Sequence[tuple[str, str]], recent: Sequence[tuple[str, str]]) -> str:
+    """Every note as a tree of folders (filtered as you type), the notes changed last, and a new-note form."""
+    folders = sorted({path.rpartition("/")[0] for path, _title in notes if "/" in path})
+    options = "".join(f'<option value="{e(folder)}"></option>' for folder in folders)
+    return f"""
+<div class="browse">
+<section class="tree-section">
+  <h1>Notes <span class="count">{len(notes)}</span></h1>
+  <input id="tree-filter" type="search" placeholder="Filter notes…" autocomplete="off" spellcheck="false"
+         aria-label="Filter notes">
+  <div id="note-tree">{_tree(notes)}</div>
+</section>
+<aside class="browse-side">
+  <section id="new-note">
+    <h2>New note</h2>
+    <form id="new-note-form" class="new-note">
+      <label>Title <input id="new-title" name="title" required autocomplete="off"></label>
+      <label>Folder <input id="new-folder" name="folder" list="folders" autocomplete="off" placeholder="(the vault root)"></label>
+      <datalist id="folders">{options}</datalist>
+      <button class="primary" type="submit">Create</button>
+      <p id="new-state" class="save-state" aria-live="polite"></p>
+    </form>
+  </section>
+  <section><h2>Recently changed</h2>{note_list(recent)}</section>
+</aside>
+</div>"""
+
+
+def _tree(notes: Sequence[tuple[str, str]]) -> str:
+    """Nested lists of folders (each a <details>) and notes, in path order, root notes last as in the TUI."""
+    shared = colliding_titles(notes)
+    root: dict[str, object] = {}
+    for path, title in notes:
+        node = root
+        *folders, _name = path.split("/")
+        for folder in folders:
+            child = node.setdefault(folder + "/", {})
+            assert isinstance(child, dict)
+            node = child
+        node[path] = title
+    return _branch(root, shared)
+
+
+def _branch(node: dict[str, object], shared: set[str]) -> str:
+    parts: list[str] = []
+    for key in sorted((k for k in node if k.endswith("/")), key=str.casefold):
+        child = node[key]
+        assert isinstance(child, dict)
+        parts.append(
+            f'<li class="folder"><details><summary>{e(key)}</summary>{_branch(child, shared)}</details></li>'
+        )
+    for key in sorted((k for k in node if not k.endswith("/")), key=str.casefold):
+        title = str(node[key])
+        name = key.rpartition("/")[2].removesuffix(".md")
+        extra = f' <span class="path">{e(key)}</span>' if title.casefold() in shared else ""
+        parts.append(
+            f'<li class="note" data-search="{e((key + " " + title).casefold())}">'
+            f'<a href="{e(note_url(key))}" title="{e(key)}">{e(name)}</a>{extra}</li>'
+        )
+    return f'<ul class="tree">{"".join(parts)}</ul>'
 
 
 def results_fragment(results: SearchResults | None) -> str:
@@ -197,17 +288,40 @@ def note_page(
     backlinks: Sequence[Backlink],
     related: SearchResults,
     neighbors: Sequence[Neighbor],
+    links: Sequence[LinkedNote] = (),
+    same_title: Sequence[str] = (),
 ) -> str:
-    """A rendered note with its backlinks, related notes and entity neighbors."""
+    """A rendered note with its links and backlinks (by title), related notes and entity neighbors."""
     quoted = quote(path, safe="/")
+    listed: list[Backlink | LinkedNote] = [*links, *backlinks]
+    shared = colliding_titles([(entry.path, entry.title) for entry in listed])
+
+    def titled(entry: Backlink | LinkedNote, href: str) -> str:
+        where = f' <span class="path">{e(entry.path)}</span>' if entry.title.casefold() in shared else ""
+        return f'<a href="{e(href)}" title="{e(entry.path)}">{e(entry.title)}</a>{where}'
+
     backlink_items = "".join(
-        f'<li><a href="{e(note_url(b.path, line=b.line))}">{e(b.title)}</a>'
-        f'<span class="context">{e(b.context)}</span></li>'
+        f'<li>{titled(b, note_url(b.path, line=b.line))}<span class="context">{e(b.context)}</span></li>'
         for b in backlinks
     )
+    link_items = "".join(
+        f'<li>{titled(n, note_url(n.path) if n.path.lower().endswith(".md") else "/file/" + quote(n.path, safe="/"))}'
+        + (f'<span class="context">{e(n.context)}</span>' if n.context != n.title else "")
+        + "</li>"
+        for n in links
+    )
+    namesake = (
+        '<p class="namesake">Another note has this title: '
+        + ", ".join(f'<a href="{e(note_url(other))}">{e(other)}</a>' for other in same_title)
+        + "</p>"
+        if same_title
+        else ""
+    )
+    related_shared = colliding_titles([(h.path, h.title) for h in related.hits])
     related_items = "".join(
-        f'<li><a href="{e(note_url(h.path, line=h.snippet.line))}">{e(h.title)}</a> '
-        f'<span class="label label-{e(h.label)}">{e(h.label.replace("_", " "))}</span></li>'
+        f'<li><a href="{e(note_url(h.path, line=h.snippet.line))}" title="{e(h.path)}">{e(h.title)}</a> '
+        + (f'<span class="path">{e(h.path)}</span> ' if h.title.casefold() in related_shared else "")
+        + f'<span class="label label-{e(h.label)}">{e(h.label.replace("_", " "))}</span></li>'
         for h in related.hits
     )
     return f"""
@@ -215,15 +329,18 @@ def note_page(
 <article class="note" data-path="{e(path)}">
   <div class="note-head">
     <h1 class="note-title">{e(title)}</h1>
-    <p class="note-path">{e(path)}
-      · <a class="button" id="edit" href="/edit/{e(quoted)}">Edit</a>
-      · <a class="button" href="/graph/{e(quoted)}">Graph neighborhood</a></p>
+    <p class="note-path"><span class="path">{e(path)}</span>
+      <a class="button" id="edit" href="/edit/{e(quoted)}">Edit</a>
+      <a class="button" href="/graph/{e(quoted)}">Graph neighborhood</a></p>
+    {namesake}
   </div>
   <div class="markdown" id="markdown">
 {rendered}
   </div>
 </article>
 <aside class="sidebar">
+  <section><h2>Links <span class="count">{len(links)}</span></h2>
+    <ul class="links">{link_items or '<li class="empty">None</li>'}</ul></section>
   <section><h2>Backlinks <span class="count">{len(backlinks)}</span></h2>
     <ul class="backlinks">{backlink_items or '<li class="empty">None</li>'}</ul></section>
   <section><h2>Related</h2><ul class="related">{related_items or '<li class="empty">None</li>'}</ul></section>
@@ -241,9 +358,11 @@ def _neighbor_link(neighbor: Neighbor) -> str:
 def _neighbor_list(neighbors: Sequence[Neighbor]) -> str:
     if not neighbors:
         return '<ul class="neighbors"><li class="empty">None</li></ul>'
+    shared = colliding_titles([(n.path or n.name, n.name) for n in neighbors])
     items = "".join(
-        f'<li>{_neighbor_link(n)} <span class="kind">{e(n.kind)}</span>'
-        f' <span class="weight">{n.weight:.2g}</span></li>'
+        f'<li>{_neighbor_link(n)}'
+        + (f' <span class="path">{e(n.path)}</span>' if n.path and n.name.casefold() in shared else "")
+        + f' <span class="kind">{e(n.kind)}</span> <span class="weight">{n.weight:.2g}</span></li>'
         for n in neighbors
     )
     return f'<ul class="neighbors">{items}</ul>'
@@ -270,8 +389,8 @@ def edit_page(*, path: str, title: str, text: str, sha: str, encoding: str = "UT
   <div class="editor-head">
     <h1>Editing {e(title)}</h1>
     <span id="save-state" class="save-state" aria-live="polite"></span>
-    <button id="save" class="primary" type="button">Save</button>
-    <a class="button" href="{e(note_url(path))}">Cancel</a>
+    <button id="save" class="primary" type="button" title="Ctrl+S">Save</button>
+    <a class="button" id="close" href="{e(note_url(path))}">Close</a>
   </div>
   <textarea id="text" spellcheck="false" aria-label="Note text" data-encoding="{e(encoding)}">
 {e(text)}</textarea>
@@ -281,10 +400,10 @@ def edit_page(*, path: str, title: str, text: str, sha: str, encoding: str = "UT
   <p>Someone (or another program) saved <code>{e(path)}</code> after you opened it.
      Nothing was written. Choose what to do with your edits:</p>
   <div class="choices">
-    <button id="conflict-reload" type="button">Reload — discard my edits</button>
-    <button id="conflict-overwrite" type="button">Overwrite — replace the file with my version</button>
+    <button id="conflict-cancel" class="primary" type="button" autofocus>Keep editing</button>
     <button id="conflict-copy" type="button">Save a copy — keep both</button>
-    <button id="conflict-cancel" type="button">Keep editing</button>
+    <button id="conflict-overwrite" class="danger" type="button">Overwrite — replace the file with my version</button>
+    <button id="conflict-reload" class="danger" type="button">Reload — discard my edits</button>
   </div>
   <p id="conflict-detail" class="detail"></p>
 </dialog>"""

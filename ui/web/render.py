@@ -1,59 +1,54 @@
-"""Markdown to safe HTML for note pages: raw HTML escaped, wikilinks resolved, line anchors."""
+"""Note pages as safe HTML: the engine's Obsidian tokens (engine.present) rendered by markdown-it.
+
+Callouts, embeds, tasks, tags, highlights, footnotes and math are read by the engine,
+the same way the TUI reads them; this module only says how each looks in HTML. Raw
+HTML is escaped, `javascript:` links are dropped, every block has its source line.
+"""
 
 from __future__ import annotations
 
-import gc
 import html
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import quote, unquote
+from urllib.parse import quote
 
 from markdown_it import MarkdownIt
+from markdown_it.renderer import RendererHTML
 from markdown_it.rules_core import StateCore
-from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
-from mdit_py_plugins.front_matter import front_matter_plugin
+from markdown_it.utils import OptionsDict
 
-from engine.present import WIKILINK, split_wikilink
-from ui.web.tasklists import tasklists_plugin
+from engine.present import (
+    IMAGE_SUFFIXES,
+    Callout,
+    Embed,
+    EmbedFn,
+    LinkRef,
+    LinkTable,
+    RenderContext,
+    cut_reason,
+    footnote_number,
+    obsidian_markdown,
+    parse_markdown,
+)
 
-IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp", ".svg", ".bmp", ".avif")
-_SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
+__all__ = ["IMAGE_SUFFIXES", "LinkTable", "file_url", "heading_id", "highlight", "note_url", "render_note"]
 
-
-@dataclass
-class LinkTable:
-    """Resolved link targets of one note, keyed by (kind, casefolded target as the engine wrote it)."""
-
-    resolved: dict[tuple[str, str], str | None] = field(default_factory=dict)
-
-    @classmethod
-    def from_links(cls, links: Iterable[tuple[Any, str | None]]) -> LinkTable:
-        """Build the table from `NoteView.links` ((Link, resolved path) pairs)."""
-        table = cls()
-        for link, resolved in links:
-            table.resolved.setdefault((link.kind, link.target.casefold()), resolved)
-        return table
-
-    def lookup(self, kind: str, target: str) -> str | None:
-        """The vault path a target resolves to (None when dangling or unknown)."""
-        key = target.casefold()
-        found = self.resolved.get((kind, key))
-        if found is None:
-            other = "markdown" if kind == "wikilink" else "wikilink"
-            found = self.resolved.get((other, key))
-        return found
+_UNCHECKED = '<input class="task-list-item-checkbox" disabled="disabled" type="checkbox">'
+_CHECKED = '<input class="task-list-item-checkbox" checked="checked" disabled="disabled" type="checkbox">'
+e = html.escape
 
 
-def note_url(path: str, *, line: int | None = None, heading: str | None = None) -> str:
-    """The URL of a note page, optionally at a source line or heading."""
+def note_url(path: str, *, line: int | None = None, heading: str | None = None, block: str | None = None) -> str:
+    """The URL of a note page, optionally at a source line, a heading (`A#B`: B) or a block."""
     url = "/note/" + quote(path, safe="/")
     if line is not None:
         return f"{url}#L{line}"
+    if block:
+        return f"{url}#{quote(block_id(block))}"
     if heading:
-        return f"{url}#{heading_id(heading)}"
+        return f"{url}#{heading_id(heading.rstrip('#').rpartition('#')[2])}"
     return url
 
 
@@ -68,115 +63,191 @@ def heading_id(text: str) -> str:
     return f"h-{slug or 'section'}"
 
 
-def _strip_md(target: str) -> str:
-    return target[:-3] if target.lower().endswith(".md") else target
+def block_id(ident: str) -> str:
+    """The element id of a block with id `ident` (`^b15695`), as Obsidian writes its links."""
+    return f"^{ident}"
 
 
-def _split_wikilink(inner: str) -> tuple[str, str | None, str | None]:
-    """(target, heading, display) of the inside of `[[...]]`, parsed by the engine's grammar."""
-    parts = split_wikilink(inner)
-    return parts.target, parts.heading, parts.display
-
-
-def _wikilink_rule(state: StateInline, silent: bool) -> bool:
-    """Inline rule: `[[target#heading|display]]` and `![[embed]]` become one `wikilink` token."""
-    src, pos = state.src, state.pos
-    if not src.startswith(("[[", "![["), pos):
-        return False
-    found = WIKILINK.match(src, pos)  # the engine's grammar: what the index counts as a link
-    if found is None or not found.group(2).strip():
-        return False
-    if not silent:
-        token = state.push("wikilink", "", 0)
-        token.content = found.group(2)
-        token.meta = {"embed": bool(found.group(1))}
-    state.pos = found.end()
-    return True
-
-
-def _render_wikilink(tokens: Sequence[Token], idx: int, env: dict[str, Any]) -> str:
-    token = tokens[idx]
-    target, heading, display = _split_wikilink(token.content)
-    table: LinkTable = env.get("links") or LinkTable()
-    source: str = env.get("path", "")
-    resolved = table.lookup("wikilink", target) if target else source
-    shown = display or (f"{target} › {heading}" if target and heading else target or heading or "")
-    if resolved is None:
-        return (
-            f'<a class="wikilink dangling" title="No note named {html.escape(target)}">'
-            f"{html.escape(shown)}</a>"
-        )
-    embed = bool(token.meta.get("embed"))
-    if resolved.lower().endswith(IMAGE_SUFFIXES):
-        if embed:
-            width = f' width="{int(display)}"' if display and display.isdigit() else ""
-            alt = html.escape(target if display and display.isdigit() else shown)
-            return f'<img class="embed" src="{html.escape(file_url(resolved))}" alt="{alt}"{width}>'
-        return f'<a class="wikilink" href="{html.escape(file_url(resolved))}">{html.escape(shown)}</a>'
-    if not resolved.lower().endswith(".md"):
-        return f'<a class="wikilink" href="{html.escape(file_url(resolved))}">{html.escape(shown)}</a>'
-    href = html.escape(note_url(resolved, heading=heading))
-    if embed:
-        return f'<a class="wikilink embed-note" href="{href}">↪ {html.escape(shown)}</a>'
-    return f'<a class="wikilink" href="{href}">{html.escape(shown)}</a>'
-
-
-def _relative_target(href: str) -> tuple[str, str | None] | None:
-    """(target, heading) of a relative Markdown link destination, or None for URLs and anchors."""
-    if not href or href.startswith(("#", "/")) or _SCHEME.match(href):
-        return None
-    raw, sep, fragment = href.partition("#")
-    heading = unquote(fragment).strip() if sep else None
-    return _strip_md(unquote(raw).strip()), (heading if heading and not heading.startswith("^") else None)
+def _top_level(state: StateCore) -> bool:
+    context = state.env.get("cairn")
+    return not isinstance(context, RenderContext) or context.depth == 0
 
 
 def _annotate(state: StateCore) -> None:
-    """Core rule: source line anchors, heading ids, and vault-relative link/image targets."""
-    table: LinkTable = state.env.get("links") or LinkTable()
+    """Source line anchors, heading ids and block ids (in the note itself, not in what it embeds)."""
+    if not _top_level(state):
+        return
     used_ids: set[str] = set()
     # The last suffix tried per id, so that the 10,000th "## Notes" does not try 9,999
     # taken ids first: the search for a free `-N` resumes where it stopped last time.
     last_suffix: dict[str, int] = {}
     tokens = state.tokens
+    embedded = 0  # how deep inside embeds: what they show has no ids of this page
     for index, token in enumerate(tokens):
         if token.map and token.nesting >= 0 and token.type not in ("inline", "front_matter"):
             token.attrSet("data-line", str(token.map[0] + 1))
+        if token.meta and isinstance(token.meta.get("embed"), Embed):
+            embedded += token.nesting
+            continue
+        if embedded:
+            continue
+        ident = token.meta.get("block_id") if token.meta else None
         if token.type == "heading_open" and index + 1 < len(tokens):
             base = heading_id(tokens[index + 1].content)
-            ident, counter = base, last_suffix.get(base, 1)
+            unique, counter = base, last_suffix.get(base, 1)
             if counter > 1:
-                ident = f"{base}-{counter}"
-            while ident in used_ids:
+                unique = f"{base}-{counter}"
+            while unique in used_ids:
                 counter += 1
-                ident = f"{base}-{counter}"
+                unique = f"{base}-{counter}"
             last_suffix[base] = counter
-            used_ids.add(ident)
-            token.attrSet("id", ident)
-        if token.type == "inline" and token.children:
-            for child in token.children:
-                _rewrite_vault_link(child, table)
+            used_ids.add(unique)
+            token.attrSet("id", unique)
+            if ident:
+                token.attrSet("data-block", block_id(str(ident)))
+        elif ident and token.nesting == 1:
+            token.attrSet("id", block_id(str(ident)))
 
 
-def _rewrite_vault_link(token: Token, table: LinkTable) -> None:
-    attr = "href" if token.type == "link_open" else "src" if token.type == "image" else None
-    if attr is None:
-        return
-    value = str(token.attrGet(attr) or "")
-    if _SCHEME.match(value):
+def _attrs(renderer: RendererHTML, token: Token) -> str:
+    return str(renderer.renderAttrs(token))
+
+
+def _blockquote_open(renderer: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: Any) -> str:
+    token = tokens[idx]
+    callout = token.meta.get("callout")
+    if isinstance(callout, Callout):
+        tag = "details" if callout.foldable else "div"
+        shown = " open" if callout.foldable and not callout.folded else ""
+        return (
+            f'<{tag} class="callout" data-callout="{e(callout.style.name)}" data-tone="{e(callout.style.tone)}"'
+            f' data-kind="{e(callout.kind)}"{_attrs(renderer, token)}{shown}>\n'
+        )
+    embed = token.meta.get("embed")
+    if isinstance(embed, Embed):
+        cut = f' data-cut="{e(embed.cut)}"' if embed.cut else ""
+        return f'<div class="embed"{cut}{_attrs(renderer, token)}>\n'
+    return str(renderer.renderToken(tokens, idx, options, env))
+
+
+def _blockquote_close(renderer: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: Any) -> str:
+    token = tokens[idx]
+    callout = token.meta.get("callout")
+    if isinstance(callout, Callout):
+        return f"</div></{'details' if callout.foldable else 'div'}>\n"
+    if isinstance(token.meta.get("embed"), Embed):
+        return "</div></div>\n"
+    return str(renderer.renderToken(tokens, idx, options, env))
+
+
+def _paragraph_open(renderer: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: Any) -> str:
+    token = tokens[idx]
+    callout = token.meta.get("callout_title")
+    if isinstance(callout, Callout):
+        tag = "summary" if callout.foldable else "div"
+        return (
+            f'<{tag} class="callout-title"{_attrs(renderer, token)}>'
+            f'<span class="callout-icon" aria-hidden="true">{e(callout.style.icon)}</span>'
+            '<span class="callout-title-inner">'
+        )
+    if isinstance(token.meta.get("embed_title"), Embed):
+        return '<div class="embed-title"><span class="embed-mark" aria-hidden="true">↳</span> '
+    return str(renderer.renderToken(tokens, idx, options, env))
+
+
+def _paragraph_close(renderer: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: Any) -> str:
+    opening = _opener(tokens, idx)
+    callout = opening.meta.get("callout_title") if opening else None
+    if isinstance(callout, Callout):
+        return f"</span></{'summary' if callout.foldable else 'div'}>\n<div class=\"callout-content\">\n"
+    embed = opening.meta.get("embed_title") if opening else None
+    if isinstance(embed, Embed):
+        reason = cut_reason(embed)
+        note = f' <span class="embed-cut-reason">· {e(reason)}</span>' if reason else ""
+        return f'{note}</div>\n<div class="embed-content">\n'
+    return str(renderer.renderToken(tokens, idx, options, env))
+
+
+def _opener(tokens: Sequence[Token], idx: int) -> Token | None:
+    """The opening token of the paragraph that `tokens[idx]` closes (a paragraph holds one inline)."""
+    return tokens[idx - 2] if idx >= 2 and tokens[idx - 2].type == "paragraph_open" else None
+
+
+def _link_open(renderer: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: Any) -> str:
+    token = tokens[idx]
+    ref = token.meta.get("link")
+    if not isinstance(ref, LinkRef):
         token.attrSet("rel", "noopener noreferrer")
-        return
-    parsed = _relative_target(value)
-    if parsed is None:
-        return
-    target, heading = parsed
-    resolved = table.lookup("markdown", target)
-    if resolved is None:
-        token.attrSet("class", "dangling")
-        return
-    if attr == "src" or not resolved.lower().endswith(".md"):
-        token.attrSet(attr, file_url(resolved))
-    else:
-        token.attrSet(attr, note_url(resolved, heading=heading))
+        return str(renderer.renderToken(tokens, idx, options, env))
+    kind = "wikilink" if ref.kind == "wikilink" else "internal"
+    if ref.path is None:
+        if ref.kind == "markdown":
+            return '<a class="dangling">'
+        return f'<a class="wikilink dangling" title="No note named {e(ref.target)}">'
+    href = note_url(ref.path, heading=ref.heading, block=ref.block) if ref.is_note else file_url(ref.path)
+    return f'<a class="{kind}" href="{e(href)}">'
+
+
+def _image(renderer: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: Any) -> str:
+    token = tokens[idx]
+    alt = renderer.renderInlineAsText(token.children or [], options, env)
+    size = "".join(f' {name}="{int(value)}"' for name in ("width", "height") if (value := token.meta.get(name)))
+    ref = token.meta.get("link")
+    if isinstance(ref, LinkRef):
+        if ref.path is None:
+            return f'<span class="embed-missing" title="No file named {e(ref.target)}">🖼 {e(alt or ref.target)}</span>'
+        cls = ' class="embed"' if ref.kind == "wikilink" else ""
+        return f'<img{cls} src="{e(file_url(ref.path))}" alt="{e(alt)}"{size}>'
+    src = str(token.attrGet("src") or "")
+    if re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", src) and not src.startswith("data:"):
+        # The page loads nothing from other sites: an outside image is a link to it.
+        return f'<a class="external-image" href="{e(src)}" rel="noopener noreferrer">🖼 {e(alt or src)}</a>'
+    return f'<img src="{e(src)}" alt="{e(alt)}"{size}>'
+
+
+def _list_item_open(renderer: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: Any) -> str:
+    token = tokens[idx]
+    task = token.meta.get("task")
+    number = token.meta.get("footnote")
+    if number:
+        token.attrSet("id", f"fn-{number}")
+    if task is None:
+        return str(renderer.renderToken(tokens, idx, options, env))
+    token.attrSet("class", "task-list-item")
+    token.attrSet("data-task", str(task))
+    return str(renderer.renderToken(tokens, idx, options, env)) + (_UNCHECKED if task == " " else _CHECKED)
+
+
+def _list_open(renderer: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: Any) -> str:
+    token = tokens[idx]
+    if token.meta.get("tasks"):
+        token.attrSet("class", "contains-task-list")
+    if token.meta.get("footnotes"):
+        token.attrSet("class", "footnotes")
+    return str(renderer.renderToken(tokens, idx, options, env))
+
+
+def _code_inline(renderer: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: Any) -> str:
+    token = tokens[idx]
+    cls = ' class="math"' if token.meta.get("math") else ""
+    return f"<code{cls}{_attrs(renderer, token)}>{e(token.content)}</code>"
+
+
+def _fence(renderer: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: Any) -> str:
+    token = tokens[idx]
+    if token.meta.get("math"):
+        return f'<pre class="math"{_attrs(renderer, token)}><code>{e(token.content)}</code></pre>\n'
+    return str(RendererHTML.fence(renderer, tokens, idx, options, env))
+
+
+def _tag(tokens: Sequence[Token], idx: int) -> str:
+    tag = tokens[idx].content
+    return f'<a class="tag" href="/?q={e(quote("#" + tag))}">#{e(tag)}</a>'
+
+
+def _footnote_ref(tokens: Sequence[Token], idx: int) -> str:
+    number = footnote_number(tokens[idx])
+    return f'<sup class="footnote-ref"><a href="#fn-{number}">{number}</a></sup>'
 
 
 def _render_front_matter(tokens: Sequence[Token], idx: int) -> str:
@@ -190,12 +261,29 @@ def _render_front_matter(tokens: Sequence[Token], idx: int) -> str:
 
 
 def _build() -> MarkdownIt:
-    md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
-    md.enable(["table", "strikethrough"])
-    md.use(front_matter_plugin).use(tasklists_plugin)
-    md.inline.ruler.before("link", "wikilink", _wikilink_rule)
+    md = obsidian_markdown()
     md.core.ruler.push("cairn_annotate", _annotate)
-    md.add_render_rule("wikilink", lambda self, tokens, idx, options, env: _render_wikilink(tokens, idx, env))
+    rules = {
+        "blockquote_open": _blockquote_open,
+        "blockquote_close": _blockquote_close,
+        "paragraph_open": _paragraph_open,
+        "paragraph_close": _paragraph_close,
+        "link_open": _link_open,
+        "image": _image,
+        "list_item_open": _list_item_open,
+        "bullet_list_open": _list_open,
+        "ordered_list_open": _list_open,
+        "code_inline": _code_inline,
+        "fence": _fence,
+    }
+    for name, rule in rules.items():
+        md.add_render_rule(name, rule)
+    md.add_render_rule("table_open", lambda self, tokens, idx, options, env: '<div class="table-wrap">' + self.renderToken(tokens, idx, options, env))
+    md.add_render_rule("table_close", lambda self, tokens, idx, options, env: self.renderToken(tokens, idx, options, env) + "</div>\n")
+    md.add_render_rule("mark_open", lambda self, tokens, idx, options, env: '<mark class="highlight">')
+    md.add_render_rule("mark_close", lambda self, tokens, idx, options, env: "</mark>")
+    md.add_render_rule("tag", lambda self, tokens, idx, options, env: _tag(tokens, idx))
+    md.add_render_rule("footnote_ref", lambda self, tokens, idx, options, env: _footnote_ref(tokens, idx))
     md.add_render_rule("front_matter", lambda self, tokens, idx, options, env: _render_front_matter(tokens, idx))
     return md
 
@@ -203,17 +291,18 @@ def _build() -> MarkdownIt:
 _MD = _build()
 
 
-def render_note(text: str, *, path: str, links: LinkTable) -> str:
-    """A note's Markdown as HTML: raw HTML escaped, `javascript:` links dropped, lines anchored."""
-    # Tokens hold no reference cycles; the cyclic collector walking them again and again
-    # as they pile up made a 1 MB page nearly twice as slow per KB as a 16 KB one.
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        return str(_MD.render(text, {"links": links, "path": path}))
-    finally:
-        if collecting:
-            gc.enable()
+def render_note(text: str, *, path: str, links: LinkTable, embed: EmbedFn | None = None) -> str:
+    """A note's Markdown as HTML, read by the engine's Obsidian parser.
+
+    Args:
+        text: the note's LF text, frontmatter included.
+        path: its vault path (links without a target point here).
+        links: its resolved links (`LinkTable.from_links(view.links)`).
+        embed: fetches what `![[Note#Heading]]` shows (`Engine.embed_section`); None shows embeds as links.
+    """
+    env: dict[str, Any] = {}
+    tokens = parse_markdown(_MD, text, RenderContext(path, links, embed))
+    return str(_MD.renderer.render(tokens, _MD.options, env))
 
 
 def highlight(text: str, spans: Iterable[Sequence[int]]) -> str:

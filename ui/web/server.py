@@ -25,6 +25,7 @@ from engine.errors import (
     CairnError,
     EncodingMismatch,
     IndexLocked,
+    NoteExists,
     NoteNotFound,
     NoteNotSaved,
     SaveConflict,
@@ -76,6 +77,7 @@ def build_app(engine: Engine, token: str, *, port: int | None = None, reindex: b
 
     routes = [
         Route("/", views.search_page),
+        Route("/notes", views.notes_page),
         Route("/search/results", views.search_fragment),
         Route("/note/{path:path}", views.note_page),
         Route("/edit/{path:path}", views.edit_page),
@@ -83,7 +85,8 @@ def build_app(engine: Engine, token: str, *, port: int | None = None, reindex: b
         Route("/file/{path:path}", views.file),
         Route("/api/search", views.api_search),
         Route("/api/status", views.api_status),
-        Route("/api/notes", views.api_notes),
+        Route("/api/notes", views.api_notes, methods=["GET"]),
+        Route("/api/notes", views.api_note_create, methods=["POST"]),
         Route("/api/notes/{path:path}", views.api_note_get, methods=["GET"]),
         Route("/api/notes/{path:path}", views.api_note_put, methods=["PUT"]),
         Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),
@@ -218,8 +221,16 @@ class _Views:
     async def search_page(self, request: Request) -> Response:
         query = request.query_params.get("q", "")
         results = await run_in_threadpool(self._search, request, typing=False) if query.strip() else None
-        content = pages.search_page(query, pages.results_fragment(results))
+        recent = await run_in_threadpool(self.engine.recent_notes, 8)
+        content = pages.search_page(query, pages.results_fragment(results), recent)
         return self._page(query or "Search", content, script="search.js", body_class="page-search")
+
+    async def notes_page(self, request: Request) -> Response:
+        def build() -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+            return self.engine.note_files(), self.engine.recent_notes(12)
+
+        notes, recent = await run_in_threadpool(build)
+        return self._page("Notes", pages.notes_page(notes, recent), script="notes.js", body_class="page-notes")
 
     async def search_fragment(self, request: Request) -> Response:
         query = request.query_params.get("q", "")
@@ -229,7 +240,9 @@ class _Views:
     async def note_page(self, request: Request) -> Response:
         def build(path: str) -> Response:
             view = self.engine.note(path)
-            rendered = render_note(view.text, path=path, links=LinkTable.from_links(view.links))
+            rendered = render_note(
+                view.text, path=path, links=LinkTable.from_links(view.links), embed=self.engine.embed_section
+            )
             content = pages.note_page(
                 path=path,
                 title=view.info.title,
@@ -237,6 +250,8 @@ class _Views:
                 backlinks=self.engine.backlinks(path),
                 related=self.engine.related(path, limit=8),
                 neighbors=self.engine.neighbors(path, limit=12),
+                links=self.engine.outgoing_links(path),
+                same_title=view.same_title,
             )
             return self._page(view.info.title, content, script="note.js", body_class="page-note")
 
@@ -293,6 +308,44 @@ class _Views:
     async def api_notes(self, request: Request) -> Response:
         notes = await run_in_threadpool(self.engine.notes)
         return JSONResponse({"notes": [{"path": p, "title": t} for p, t in notes]})
+
+    async def api_note_create(self, request: Request) -> Response:
+        """`POST /api/notes` {title, folder}: a new note through `Engine.create_note` (201, or 409 if it exists)."""
+        try:
+            raw = await read_body(request, 64 * 1024)
+            body = json.loads(raw)
+        except BodyTooLarge:
+            return self._error(request, 413, "too_large", "the request body is too large")
+        except ClientDisconnect:
+            return Response(status_code=400)
+        except (ValueError, UnicodeDecodeError, RecursionError):
+            body = None
+        if not isinstance(body, dict) or not isinstance(body.get("title"), str) or not isinstance(body.get("folder", ""), str):
+            return self._error(request, 400, "bad_request", "the body must be JSON {title, folder}")
+        title, folder = body["title"].strip(), str(body.get("folder", "")).strip().strip("/")
+        if not title:
+            return self._error(request, 400, "bad_request", "a new note needs a title")
+        try:
+            if folder:
+                vault_path(folder)
+        except BadPath as exc:
+            return self._error(request, 400, "unsafe_path", str(exc))
+
+        def create() -> Response:
+            try:
+                result = self.engine.create_note(folder, title)
+            except NoteExists as exc:
+                return self._error(request, 409, "exists", str(exc))
+            except NoteNotSaved as exc:
+                return self._error(request, 500, "not_saved", f"{exc.title}: {exc}")
+            except UnsafePath as exc:
+                return self._error(request, 400, "unsafe_path", str(exc))
+            answer: dict[str, Any] = {"path": result.path, "sha": result.sha, "reindexed": result.indexed}
+            if result.warnings:
+                answer["warning"] = "; ".join(result.warnings)
+            return JSONResponse(answer, status_code=201)
+
+        return await run_in_threadpool(create)
 
     async def api_note_get(self, request: Request) -> Response:
         def build(path: str) -> Response:

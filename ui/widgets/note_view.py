@@ -1,25 +1,32 @@
-"""The open note rendered as Markdown, with followable wikilinks and a highlighted passage."""
+"""The open note as Obsidian shows it (the engine's reading), with followable links and a highlighted passage."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import ClassVar
+from urllib.parse import unquote
 
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import VerticalScroll
+from textual.content import Content
 from textual.message import Message
 from textual.widgets import Markdown, Static
 from textual.widgets.markdown import MarkdownBlock
 
+from engine.present import parse_markdown
 from engine.records import NoteView as NoteRecord
+from ui.widgets.note_markdown import NOTE_PARSER, NoteMarkdown, Prepared
 from ui.wikilinks import (
+    FILE_SCHEME,
     MISSING_SCHEME,
+    TAG_SCHEME,
+    href_for,
     parse_href,
     relative_target,
-    resolution_map,
-    wikilinks_to_markdown,
 )
 
 
@@ -33,10 +40,12 @@ class NoteView(VerticalScroll, can_focus=True):
 
     @dataclass
     class LinkFollowed(Message):
-        """The user followed a link to another note (line 0: the top)."""
+        """The user followed a link to another note: at a line, a heading or a block (none: the top)."""
 
         path: str
         line: int = 0
+        heading: str | None = None
+        block: str | None = None
 
     @dataclass
     class MissingLink(Message):
@@ -44,36 +53,42 @@ class NoteView(VerticalScroll, can_focus=True):
 
         target: str
 
+    @dataclass
+    class TagChosen(Message):
+        """The user clicked a tag (without its `#`)."""
+
+        tag: str
+
+    @dataclass
+    class FileChosen(Message):
+        """The user clicked a link to a vault file that is not a note (an image, a PDF)."""
+
+        path: str
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.note: NoteRecord | None = None
         self.passage_line = 0
-        self._line_offset = 0
+        self._tokens: list[Token] = []
 
     def compose(self) -> ComposeResult:
         yield Static("", id="note-meta")
-        yield Markdown("", id="note-body", open_links=False)
+        yield NoteMarkdown(href_for, parser_factory=self._parser, id="note-body")
+
+    def _parser(self) -> MarkdownIt:
+        return Prepared(self._tokens)
 
     @property
     def path(self) -> str | None:
         """The path of the note shown, if any."""
         return self.note.info.path if self.note else None
 
-    async def show(self, note: NoteRecord, line: int = 0) -> None:
-        """Render `note`; scroll to and highlight the block holding file line `line`."""
+    async def show(self, note: NoteRecord, tokens: list[Token], line: int = 0) -> None:
+        """Render `note` from the engine's `tokens`; scroll to and highlight the block holding file line `line`."""
         self.note = note
-        lines = note.text.split("\n")
-        self._line_offset = note.body_line_offset
-        body = "\n".join(lines[note.body_line_offset:])
-        meta = []
-        if note.info.aliases:
-            meta.append("aka " + ", ".join(note.info.aliases))
-        if note.info.tags:
-            meta.append(" ".join(f"#{tag}" for tag in note.info.tags))
-        meta_widget = self.query_one("#note-meta", Static)
-        meta_widget.update(" · ".join(meta) or note.info.path)
-        markdown = self.query_one("#note-body", Markdown)
-        await markdown.update(wikilinks_to_markdown(body, resolution_map(note.links)))
+        self._tokens = tokens
+        self.query_one("#note-meta", Static).update(_meta(note, tokens))
+        await self.query_one("#note-body", Markdown).update(note.text)
         self.passage_line = 0
         if line > 0:
             self.highlight_line(line)
@@ -83,18 +98,20 @@ class NoteView(VerticalScroll, can_focus=True):
     async def show_text(self, markdown: str) -> None:
         """Show a Markdown message instead of a note (e.g. the welcome text)."""
         self.note = None
+        self._tokens = parse_markdown(NOTE_PARSER, markdown)
         self.query_one("#note-meta", Static).update("")
         await self.query_one("#note-body", Markdown).update(markdown)
 
     def clear(self) -> None:
         """Show nothing (e.g. after the open note was deleted)."""
         self.note = None
+        self._tokens = []
         self.query_one("#note-meta", Static).update("")
         self.query_one("#note-body", Markdown).update("")
 
     def block_at(self, line: int) -> MarkdownBlock | None:
         """The top-level block whose source lines include file line `line` (1-based)."""
-        index = line - 1 - self._line_offset
+        index = line - 1
         best: MarkdownBlock | None = None
         markdown = self.query_one("#note-body", Markdown)
         for block in markdown.children:
@@ -124,12 +141,49 @@ class NoteView(VerticalScroll, can_focus=True):
         href = event.href
         target = parse_href(href)
         if target is not None:
-            self.post_message(self.LinkFollowed(*target))
+            self.post_message(self.LinkFollowed(target.path, target.line, target.heading, target.block))
         elif href.startswith(MISSING_SCHEME):
-            from urllib.parse import unquote
-
-            self.post_message(self.MissingLink(unquote(href[len(MISSING_SCHEME):])))
+            self.post_message(self.MissingLink(unquote(href[len(MISSING_SCHEME) :])))
+        elif href.startswith(TAG_SCHEME):
+            self.post_message(self.TagChosen(href[len(TAG_SCHEME) :]))
+        elif href.startswith(FILE_SCHEME):
+            self.post_message(self.FileChosen(unquote(href[len(FILE_SCHEME) :])))
+        elif href.startswith("#fn-"):
+            self._show_footnotes()
         elif href.startswith(("http://", "https://", "mailto:")):
             self.app.open_url(href)
         elif self.path is not None:
             self.post_message(self.LinkFollowed(relative_target(self.path, href)))
+
+    def _show_footnotes(self) -> None:
+        markdown = self.query_one("#note-body", Markdown)
+        blocks = [block for block in markdown.children if isinstance(block, MarkdownBlock)]
+        found = next((b for b in reversed(blocks) if b._token.meta.get("footnotes")), None)
+        if found is not None:
+            self.scroll_to_widget(found, animate=False, top=True)
+
+
+def _meta(note: NoteRecord, tokens: list[Token]) -> Content:
+    """The line above a note: its title as Obsidian shows it (unless its first heading says it), the path
+    where another note has the same title, then aliases and tags."""
+    info = note.info
+    first_heading = next(
+        (tokens[i + 1].content for i, t in enumerate(tokens) if t.type == "heading_open" and i + 1 < len(tokens)),
+        None,
+    )
+    parts: list[Content | str] = []
+    if first_heading is None or first_heading.strip().casefold() != info.title.strip().casefold():
+        parts.append(Content.styled(info.title, "bold $text"))
+    if note.same_title:
+        others = ", ".join(note.same_title[:2]) + (" …" if len(note.same_title) > 2 else "")
+        parts.append(Content.assemble(info.path, (f" (same title as {others})", "$text-muted")))
+    extra = []
+    if info.aliases:
+        extra.append("aka " + ", ".join(info.aliases))
+    if info.tags:
+        extra.append(" ".join(f"#{tag}" for tag in info.tags))
+    if extra:
+        parts.append(" · ".join(extra))
+    if not parts:
+        parts.append(info.path)
+    return Content("\n").join(Content(p) if isinstance(p, str) else p for p in parts)

@@ -10,7 +10,7 @@ from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from engine.present import NO_CONFIDENT_MATCH, split_hits
+from engine.present import NO_CONFIDENT_MATCH, colliding_titles, split_hits
 from engine.records import Hit, SearchResults
 from ui.hits import hit_content
 
@@ -42,15 +42,15 @@ class SearchResultList(OptionList):
             return
         width = self.scrollable_content_region.width - 2
         confident, nearest = split_hits(results)
-        options: list[Option] = [
-            Option(hit_content(hit, number, width), id=str(number - 1)) for number, hit in enumerate(confident, start=1)
-        ]
+        shared = colliding_titles([(hit.path, hit.title) for hit in results.hits])
+
+        def option(hit: Hit, number: int) -> Option:
+            return Option(hit_content(hit, number, width, show_path=hit.title.casefold() in shared), id=str(number - 1))
+
+        options: list[Option] = [option(hit, number) for number, hit in enumerate(confident, start=1)]
         if nearest:
             options.append(Option(Content.styled(f"── {NO_CONFIDENT_MATCH} ──", "$text-muted italic"), disabled=True))
-            options.extend(
-                Option(hit_content(hit, number, width), id=str(number - 1))
-                for number, hit in enumerate(nearest, start=len(confident) + 1)
-            )
+            options.extend(option(hit, number) for number, hit in enumerate(nearest, start=len(confident) + 1))
         self.add_options(options)
         if confident or nearest:
             self.highlighted = 0 if confident else 1

@@ -12,7 +12,8 @@ from textual.message import Message
 from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
-from engine.records import Backlink, Link, Neighbor, SearchResults
+from engine.present import colliding_titles
+from engine.records import Backlink, LinkedNote, Neighbor, SearchResults
 from ui.hits import badge_content, folder_of
 
 
@@ -21,12 +22,15 @@ class NoteContext:
     """Everything the side panel shows for one note."""
 
     path: str
-    links: tuple[tuple[Link, str | None], ...]
+    links: tuple[LinkedNote, ...]
     backlinks: tuple[Backlink, ...]
     related: SearchResults | None
     unlinked: tuple[Backlink, ...]
     neighbors: tuple[Neighbor, ...]
 
+
+# A list entry shows this much of its line: about two lines of the panel.
+_CONTEXT_SHOWN = 64
 
 SECTIONS = (
     ("links", "Links"),
@@ -62,14 +66,12 @@ class SidePanel(VerticalScroll):
         self.context = context
         rows: dict[str, list[tuple[Content, str, int]]] = {key: [] for key, _ in SECTIONS}
         if context is not None:
-            seen: set[str] = set()
-            for link, path in context.links:
-                if path is None or path in seen or path == context.path:
-                    continue
-                seen.add(path)
-                rows["links"].append((Content.assemble((link.display or link.target, "bold")), path, 0))
+            listed: list[Backlink | LinkedNote] = [*context.links, *context.backlinks, *context.unlinked]
+            shared = colliding_titles([(entry.path, entry.title) for entry in listed])
+            for linked in context.links:
+                rows["links"].append((self._line_entry(linked, shared), linked.path, 0))
             for backlink in context.backlinks:
-                rows["backlinks"].append((self._line_entry(backlink), backlink.path, backlink.line))
+                rows["backlinks"].append((self._line_entry(backlink, shared), backlink.path, backlink.line))
             if context.related is not None:
                 for hit in context.related.hits:
                     entry = Content.assemble(
@@ -77,10 +79,12 @@ class SidePanel(VerticalScroll):
                     )
                     rows["related"].append((entry, hit.path, hit.snippet.line))
             for mention in context.unlinked:
-                rows["unlinked"].append((self._line_entry(mention), mention.path, mention.line))
+                rows["unlinked"].append((self._line_entry(mention, shared), mention.path, mention.line))
+            names = colliding_titles([(n.path or n.name, n.name) for n in context.neighbors])
             for neighbor in context.neighbors:
+                where = f"  {neighbor.path}" if neighbor.path and neighbor.name.casefold() in names else ""
                 entry = Content.assemble(
-                    (neighbor.name, "bold"), (f"  {neighbor.kind} {neighbor.weight:.2f}", "$text-muted")
+                    (neighbor.name, "bold"), (f"{where}  {neighbor.kind} {neighbor.weight:.2f}", "$text-muted")
                 )
                 rows["neighbors"].append((entry, neighbor.path or "", 0))
         for key, title in SECTIONS:
@@ -95,8 +99,20 @@ class SidePanel(VerticalScroll):
             self.query_one(f"#{key}-title", Label).update(f"{title} ({len(entries)})")
 
     @staticmethod
-    def _line_entry(backlink: Backlink) -> Content:
-        return Content.assemble((backlink.title, "bold"), "\n", (backlink.context, "$text-muted"))
+    def _line_entry(entry: Backlink | LinkedNote, shared: set[str]) -> Content:
+        """Title (and path, where two of the listed notes share the title), then the line as text."""
+        where = f"  {entry.path}" if entry.title.casefold() in shared else ""
+        context = entry.context if len(entry.context) <= _CONTEXT_SHOWN else entry.context[: _CONTEXT_SHOWN - 1] + "…"
+        if context == entry.title:  # a line that is only the link (an embed) says nothing more
+            return Content.assemble((entry.title, "bold"), (where, "$text-muted"))
+        return Content.assemble((entry.title, "bold"), (where, "$text-muted"), "\n", (context, "$text-muted"))
+
+    def focus_section(self, key: str) -> None:
+        """Focus a section's list with its first entry highlighted, so enter opens it at once."""
+        option_list = self.query_one(f"#{key}-list", OptionList)
+        option_list.focus()
+        if option_list.highlighted is None and self._targets.get(key):
+            option_list.highlighted = 0
 
     def entries(self, key: str) -> list[tuple[str, int]]:
         """(path, line) of each entry in section `key`."""

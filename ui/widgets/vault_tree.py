@@ -12,9 +12,12 @@ from textual.message import Message
 from textual.widgets import Input, Tree
 from textual.widgets.tree import TreeNode
 
+# While the tree has the focus it widens to fit its longest name, up to this share of the screen.
+_WIDEST_SHARE = 0.45
+
 
 class VaultTree(Vertical):
-    """A filter box over a tree of the vault's folders and notes."""
+    """A filter box over a tree of the vault's folders and notes; it widens to its names while focused."""
 
     @dataclass
     class NoteChosen(Message):
@@ -50,6 +53,37 @@ class VaultTree(Vertical):
         """Show these (path, title) notes; keeps the current filter."""
         self._notes = notes
         self._rebuild()
+        self._fit()
+
+    def _names_width(self) -> int:
+        """The columns the longest name needs, with its indentation, the folder marks and the border."""
+        widest = 0
+        for path, _title in self._notes:
+            parts = path.split("/")
+            for depth, part in enumerate(parts):
+                name = posixpath.splitext(part)[0] if depth == len(parts) - 1 else f"{part}/"
+                widest = max(widest, len(name) + 2 * depth + 2)
+        return widest + 3
+
+    def _fit(self) -> None:
+        """Fit the names while the tree or its filter has the focus."""
+        if not self.has_focus_within or not self.is_mounted:
+            return
+        cap = int(self.screen.size.width * _WIDEST_SHARE)
+        self.styles.width = max(self.outer_size.width, min(self._names_width(), cap))
+
+    def narrow(self) -> None:
+        """Back to the stylesheet's width (the main screen calls this once a note is open).
+
+        Not on losing the focus: a click into the note takes the focus on the mouse press,
+        and a narrower tree would move what is under the mouse before its release, so the
+        click would be lost.
+        """
+        if not self.has_focus_within:
+            self.styles.width = None
+
+    def on_descendant_focus(self) -> None:
+        self.call_after_refresh(self._fit)
 
     def mark_current(self, path: str | None) -> None:
         """Move the tree cursor to the open note, expanding its folders."""
@@ -125,6 +159,9 @@ class VaultTree(Vertical):
     def _filter_changed(self, event: Input.Changed) -> None:
         self._filter = event.value
         self._rebuild()
+        box = event.input
+        if len(event.value) < box.content_size.width:
+            box.scroll_to(0, animate=False)  # what fits is shown from its first letter
 
     @on(Input.Submitted, "#tree-filter")
     def _filter_submitted(self) -> None:

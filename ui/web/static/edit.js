@@ -1,4 +1,5 @@
 // The editor: save with the sha it loaded; a 409 opens the conflict dialog, never a silent overwrite.
+// Saving (the button or Ctrl+S) keeps the editor open and says "Saved"; "Close" goes to the note.
 "use strict";
 
 (() => {
@@ -46,10 +47,10 @@
     try {
       const response = await put(path, expectedSha, asUtf8);
       if (response.ok) {
-        sha = (await response.json()).sha;
+        const answer = await response.json();
+        sha = answer.sha;
         dirty = false;
-        setState("Saved", "ok");
-        window.location.href = noteUrl(path);
+        setState(answer.warning ? `Saved (${answer.warning})` : "Saved", "ok");
       } else if (response.status === 409) {
         conflict = await response.json();
         detail.textContent = conflict.current_sha
@@ -57,6 +58,8 @@
           : "The file was deleted on disk.";
         setState("Not saved: the note changed on disk", "error");
         dialog.showModal();
+        // The safe answer has the focus: Enter never throws either version away.
+        document.getElementById("conflict-cancel").focus();
       } else if (response.status === 422) {
         // The note's own encoding (cp1252, say) cannot hold a character of the text.
         const body = await response.json();

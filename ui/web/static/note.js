@@ -19,11 +19,24 @@
     return best;
   }
 
+  // `#L12` is a source line; any other fragment is an element id: a heading (`#h-…`), a block (`#^b15695`).
+  function targetOf(hash) {
+    const match = /^#L(\d+)$/.exec(hash);
+    if (match) return blockFor(Number(match[1]));
+    if (hash.length < 2) return null;
+    let id = hash.slice(1);
+    try {
+      id = decodeURIComponent(id);
+    } catch (err) {
+      // Not percent-encoded text: the id as written.
+    }
+    const found = document.getElementById(id);
+    return found && markdown.contains(found) ? found : null;
+  }
+
   function showTarget() {
-    const match = /^#L(\d+)$/.exec(window.location.hash);
     for (const old of markdown.querySelectorAll(".target-line")) old.classList.remove("target-line");
-    if (!match) return;
-    const block = blockFor(Number(match[1]));
+    const block = targetOf(window.location.hash);
     if (!block) return;
     block.classList.add("target-line");
     block.scrollIntoView({ block: "center" });

@@ -164,6 +164,19 @@
     );
   }
 
+  function stylesLoaded() {
+    return Promise.all(
+      Array.from(document.querySelectorAll('link[rel="stylesheet"]'), (link) =>
+        link.sheet
+          ? Promise.resolve()
+          : new Promise((resolve) => {
+              link.addEventListener("load", resolve, { once: true });
+              link.addEventListener("error", resolve, { once: true });
+            }),
+      ),
+    );
+  }
+
   async function swap(html) {
     const next = new DOMParser().parseFromString(html, "text/html");
     // A parsed document's scripts never run and its images have not loaded: both are redone here.
@@ -179,6 +192,8 @@
     }
     document.replaceChild(document.adoptNode(next.documentElement), document.documentElement);
     document.querySelectorAll("img[data-file-src]").forEach(showImage);
+    // The page's scripts measure and scroll (note.js scrolls to `#L12`): styled first.
+    await stylesLoaded();
     await loadScripts(sources);
     const focus = document.querySelector("[autofocus]");
     if (focus) focus.focus();

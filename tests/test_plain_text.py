@@ -1,0 +1,58 @@
+"""Snippets and backlink contexts show rendered text (engine/vault/plain.py), line for line."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.catalog import StoredChunk
+from engine.records import Chunk
+from engine.search.evidence import build_snippet
+from engine.vault.plain import plain_line, plain_text
+
+
+@pytest.mark.parametrize(
+    ("line", "shown"),
+    [
+        ("> [!tip]- Open the **Settings**", "Open the Settings"),
+        ("> [!faq]", "Faq"),
+        ("> > quoted twice", "quoted twice"),
+        ("## Heading ##", "Heading"),
+        ("- [ ] a task", "☐ a task"),
+        ("- [x] done", "☑ done"),
+        ("1. first", "first"),
+        ("Use [[Settings|the settings]] and [[Note#Part]] and [[Note#^b15695]]", "Use the settings and Note > Part and Note > ^b15695"),
+        ("![[Diagram.png|100x60]] and ![alt](x.png)", "Diagram.png and alt"),
+        ("![[Attachments/Engelbart.jpg#outline|100]] and [[Handbook.pdf|the handbook]]", "Engelbart.jpg and the handbook"),
+        ("==marked== and ~~struck~~ and *em* and __strong__", "marked and struck and em and strong"),
+        ("snake_case, 2*3*4 and a == b stay", "snake_case, 2*3*4 and a == b stay"),
+        ("`[[not a link]]` and `**not bold**`", "[[not a link]] and **not bold**"),
+        ("A paragraph ending in its id ^b15695", "A paragraph ending in its id"),
+        ("| a | [[Note\\|alias]] | x \\| y |", "a · alias · x | y"),
+        ("|---|:---:|", ""),
+        ("Footnote[^1] and \\*escaped\\*", "Footnote and *escaped*"),
+    ],
+)
+def test_a_line_as_rendered_text(line: str, shown: str) -> None:
+    assert plain_line(line) == shown
+
+
+def test_fences_comments_and_line_count() -> None:
+    text = "before\n```python\nx = [[code]]  # kept\n```\nafter %% hidden\nstill hidden %% shown\nlast"
+    shown = plain_text(text)
+    assert shown.split("\n") == ["before", "", "x = [[code]]  # kept", "", "after ", " shown", "last"]
+
+
+def test_snippet_highlights_fall_on_the_words_of_the_rendered_text() -> None:
+    text = "> [!tip]- Working with Priya\n> Send her **Settings** changes before ==noon==.\n"
+    chunk = StoredChunk(1, "Priya.md", Chunk(0, text, ("Priya Kumar",), 0, len(text), 7, 8), "")
+    wanted = {"settings", "noon"}
+    snippet = build_snippet([chunk], matches=lambda word: word.lower() in wanted, hint_terms=["settings", "noon"])
+    assert "**" not in snippet.text and "==" not in snippet.text and "[!tip]" not in snippet.text
+    assert [snippet.text[a:b] for a, b in snippet.highlights] == ["Settings", "noon"]
+    assert snippet.line == 8
+
+
+def test_a_passage_cut_inside_a_wikilink_starts_with_what_the_link_shows() -> None:
+    assert plain_text("Glossary/CRDT|CRDTs]]. Watched demos.\nnext [[a|b]]") == "CRDTs. Watched demos.\nnext b"
+    assert plain_text("tail]] then [[Note]]") == "tail then Note"
+    assert plain_text("[[Note]] and x]]") == "Note and x]]"
