@@ -60,6 +60,9 @@ class VectorConfig:
     tombstone_rebuild_fraction: float = 0.25
 
 
+GRAPH_SEEDINGS = ("query", "chunks", "both")
+
+
 @dataclass(frozen=True)
 class GraphConfig:
     """Entity graph shape: hop decay and hub control."""
@@ -70,6 +73,18 @@ class GraphConfig:
     min_name_len: int = 3
     relation_boost: float = 2.0
     title_words: bool = True  # a lone capitalised word that is a note's title mentions that note
+    # An edge whose named relation (attended, works at …) is the one a query asks about
+    # counts (1 + this) more; 0 leaves named relations to explanations (docs/QUALITY.md).
+    typed_relation_boost: float = 0.0
+    # Where the walk starts: "query" (the entities the query names), "chunks" (the entities
+    # the top chunks of the text channels name) or "both" (docs/QUALITY.md).
+    seeding: str = "query"
+    # How many of the text channels' top notes lend their best chunk's entities as seeds.
+    chunk_seed_notes: int = 5
+
+    def __post_init__(self) -> None:
+        if self.seeding not in GRAPH_SEEDINGS:
+            raise ConfigError(f"graph.seeding: {self.seeding!r} is not one of {', '.join(GRAPH_SEEDINGS)}")
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,8 @@ class Link:
 
     `target` is the link target as written without heading/block part
     (`Note`, `folder/Note`, `image.png`); `kind` is `wikilink` or `markdown`.
+    `property` names the frontmatter property (`company: "[[Acme]]"`) or Dataview-style
+    inline field (`works_at:: [[Acme]]`) the link is the value of, as written.
     """
 
     target: str
@@ -46,6 +48,7 @@ class Link:
     embed: bool
     line: int
     kind: Literal["wikilink", "markdown"] = "wikilink"
+    property: str | None = None
 
 
 @dataclass(frozen=True)
@@ -96,6 +99,20 @@ class NoteInfo:
 
 
 @dataclass(frozen=True)
+class Relation:
+    """A relation the vault names between two notes, subject first: Priya Kumar —attended→ Atlas Kickoff.
+
+    `source` does `relation` to `target` (both titles). `explicit` says a property or
+    inline field holds it (`company: "[[Acme]]"`), not a sentence.
+    """
+
+    source: str
+    relation: str
+    target: str
+    explicit: bool = False
+
+
+@dataclass(frozen=True)
 class ChannelHit:
     """One note found by one channel, with that channel's raw evidence."""
 
@@ -106,6 +123,8 @@ class ChannelHit:
     chunk_id: int | None = None
     graph_path: tuple[str, ...] = ()
     graph_relation: str | None = None
+    # The named relations along `graph_path`, where the vault names one.
+    relations: tuple[Relation, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -118,6 +137,7 @@ class ChannelEvidence:
     chunk_id: int | None = None
     graph_path: tuple[str, ...] = ()
     graph_relation: str | None = None
+    relations: tuple[Relation, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from engine.query.parse import Query, parse_query
 from engine.query.words import QUERY_WORD, relation_keys
 from engine.records import NO_KIND, AskedKind, ChannelName
 
-__all__ = ["NO_RELATION", "Planner", "QueryPlan", "RelationQuestion", "query_stems"]
+__all__ = ["NO_GRAPH_REQUEST", "NO_RELATION", "GraphRequest", "Planner", "QueryPlan", "RelationQuestion", "query_stems"]
 
 log = logging.getLogger("cairn.query")
 
@@ -46,6 +46,22 @@ NO_RELATION = RelationQuestion()
 
 
 @dataclass(frozen=True)
+class GraphRequest:
+    """How one search walks the graph, when it is told: how far, and from which entities.
+
+    `seeds` are entity keys with weights found outside the query (the entities its top
+    chunks name); `query_entities` says whether the entities the query names seed too.
+    """
+
+    max_hops: int | None = None
+    seeds: tuple[tuple[str, float], ...] = ()
+    query_entities: bool = True
+
+
+NO_GRAPH_REQUEST = GraphRequest()
+
+
+@dataclass(frozen=True)
 class QueryPlan(Query):
     """A parsed query and what the engine understood of it (see the module docstring)."""
 
@@ -60,6 +76,7 @@ class QueryPlan(Query):
     asked_kind: AskedKind = NO_KIND
     # Planning steps that failed, by the channel whose part they are (that channel is degraded).
     problems: tuple[tuple[ChannelName, str], ...] = ()
+    graph: GraphRequest = NO_GRAPH_REQUEST
     lexicon: Lexicon = field(default=ENGLISH, repr=False, compare=False)
 
     def coverage(self, named: Sequence[str]) -> float:

@@ -235,6 +235,7 @@ class Searcher:
                         chunk_id=hit.chunk_id,
                         graph_path=hit.graph_path,
                         graph_relation=hit.graph_relation,
+                        relations=hit.relations,
                     )
             fulltext = evidence.get("fulltext")
             matched = set(fulltext.matched_terms) if fulltext is not None else set()
@@ -290,7 +291,7 @@ class Searcher:
         best = fulltext.hits[0].path
         if best in kind.notes:
             return best, ()
-        links = (target for _, target, _, _ in self._catalog.resolved_links_of([best]))
+        links = (link.target for link in self._catalog.resolved_links_of([best]))
         return best, linked_of_kind(links, kind.notes)
 
     def _with_hop_hits(self, graph: ChannelAnswer, source: str, hops: Sequence[str]) -> ChannelAnswer:

@@ -26,6 +26,7 @@ from engine.entities import EntityDictionary, EntityMatch
 from engine.lexicon import Lexicon
 from engine.lexicon.en import ENGLISH
 from engine.query import QueryPlan
+from engine.query.words import QUERY_WORD, relation_keys
 from engine.records import ChannelName, Neighbor, NoteInfo
 
 
@@ -47,6 +48,7 @@ class GraphChannel:
         self._build: Build | None = None
         self._snapshot: walk.Snapshot | None = None
         self._note_count = 0
+        self._relation_names = relation_names(lexicon)
 
     # -- building -------------------------------------------------------------------
     def rebuild(self, catalog: Catalog) -> None:
@@ -78,7 +80,7 @@ class GraphChannel:
             build.parts[info.path] = part
             build.apply(info.path, part, 1, set(), set())
         for path, part in build.parts.items():
-            for other in part.contexts:
+            for other in (*part.contexts, *part.typed):
                 build.set_context(f"note:{path}", other)
         build.settle_all()
         vertices = [build.vertex_record(key) for key in build.keys]
@@ -132,7 +134,7 @@ class GraphChannel:
             build.parts[info.path] = part
             build.apply(info.path, part, 1, edges, names)
             me = f"note:{info.path}"
-            pairs.update((me, other) for other in (*old.contexts, *part.contexts))
+            pairs.update((me, other) for other in (*old.contexts, *part.contexts, *old.typed, *part.typed))
             links_changed = links_changed or old.link_dirs != part.link_dirs
             people_changed = people_changed or old.person != part.person
         # Searches hold the published lists and contexts: change copies.
@@ -140,6 +142,7 @@ class GraphChannel:
         build.settle(edges)
         if pairs:
             build.contexts = dict(build.contexts)
+            build.named = dict(build.named)
             for a, b in pairs:
                 build.set_context(a, b)
         with self._lock:
@@ -194,6 +197,7 @@ class GraphChannel:
             dictionary=dictionary,
             link_dirs=link_dirs,
             contexts=build.contexts,
+            named=build.named,
             linked=linked,
             people=frozenset(build.people) if people or before is None else before.people,
         )
@@ -220,7 +224,7 @@ class GraphChannel:
             snapshot = self._snapshot
         if snapshot is None or query.is_empty:
             return ChannelAnswer(hits=())
-        return walk.search(snapshot, query, limit, self._config)
+        return walk.search(snapshot, query, limit, self._config, self._relation_names)
 
     def neighbors(self, path: str, limit: int = 20) -> list[Neighbor]:
         """A note's strongest neighbors in the graph."""
@@ -313,6 +317,15 @@ class GraphChannel:
         with self._lock:
             self._snapshot = None
             self._build = None
+
+
+def relation_names(lexicon: Lexicon) -> dict[str, frozenset[str]]:
+    """The lexicon's named relations with the word keys a query asking for each would hold ("atten")."""
+    out: dict[str, frozenset[str]] = {}
+    for relation in lexicon.relations:
+        words = [w.casefold() for phrase in (relation.name, *relation.active, *relation.subject_roles) for w in QUERY_WORD.findall(phrase)]
+        out[relation.name] = frozenset(relation_keys(words, lexicon))
+    return out
 
 
 def open_channel(context: ChannelContext) -> tuple[GraphChannel, str]:
