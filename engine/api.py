@@ -17,10 +17,11 @@ from collections.abc import Collection, Iterable, Iterator, Sequence
 from pathlib import Path
 
 from engine import notes
-from engine.config import EngineConfig
+from engine.config import GRAPH_SEEDINGS, EngineConfig
 from engine.embedder import Embedder, load_default_embedder
 from engine.errors import (
     CairnError,
+    ConfigError,
     IndexLocked,
     ModelUnavailable,
     NoteExists,
@@ -38,6 +39,7 @@ from engine.records import (
     Backlink,
     ChannelName,
     ChannelStatus,
+    GraphSeeding,
     IndexStatus,
     LinkingNote,
     LinkUpdate,
@@ -152,6 +154,9 @@ class Engine:
             term_weights=self._fulltext.term_weights,
             recognize=self._graph.entity_matches,
             lexicon=self._lexicon,
+            chunk_entities=self._graph.chunk_entities,
+            fuzzy=self._fulltext.fuzzy_search,
+            relation=self._graph.relation,
         )
         self._indexer = Indexer(
             vault,
@@ -450,6 +455,9 @@ class Engine:
         limit: int = 20,
         channels: Collection[ChannelName] | None = None,
         as_you_type: bool = True,
+        graph_weight: float | None = None,
+        max_hops: int | None = None,
+        graph_seeding: GraphSeeding | None = None,
     ) -> SearchResults:
         """Hybrid search with per-channel evidence.
 
@@ -459,9 +467,18 @@ class Engine:
             limit: maximum hits.
             channels: restrict to some channels (default all three).
             as_you_type: treat the last word as a prefix.
+            graph_weight: the graph's weight in fusion for this search (default: configured).
+            max_hops: how far the graph walks for this search (default: configured; 0 keeps
+                the entities the query names).
+            graph_seeding: where the graph walk starts for this search: "query" (the entities
+                the query names), "chunks" (those the text channels' top chunks name) or "both".
 
         Returns:
-            Fused hits with evidence, per-channel status and timings, entities.
+            Fused hits with evidence, per-channel status and timings, entities. A hybrid
+            search that finds fewer than `limit` notes ends with `flat_scan` hits.
+
+        Raises:
+            ConfigError: `graph_seeding` is not one of the three.
         """
         stale = ""
         if time.monotonic() - self._last_refresh_check >= _REFRESH_EVERY_S:
@@ -470,7 +487,17 @@ class Engine:
             except Exception as exc:  # the views loaded before still answer; the next search retries
                 log.debug("could not pick up changes to the index", exc_info=True)  # said in the statuses
                 stale = f"showing the index as it was before: {type(exc).__name__}: {exc}"
-        results = self._searcher.search(query, limit=limit, channels=channels, as_you_type=as_you_type)
+        if graph_seeding is not None and graph_seeding not in GRAPH_SEEDINGS:
+            raise ConfigError(f"graph seeding {graph_seeding!r} is not one of {', '.join(GRAPH_SEEDINGS)}")
+        results = self._searcher.search(
+            query,
+            limit=limit,
+            channels=channels,
+            as_you_type=as_you_type,
+            graph_weight=graph_weight,
+            max_hops=max_hops,
+            seeding=graph_seeding,
+        )
         if ("vectors" in results.channels and self._embedder is None) or stale:
             channels_status = dict(results.channels)
             if stale:

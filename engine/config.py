@@ -31,6 +31,8 @@ class FusionConfig:
     seed_confirm_rank: int = 3
     seed_confirm_boost: float = 2.0
     vector_confidence_power: float = 1.0
+    # The least a graph vote counts when the walk started from the top chunks' entities.
+    chunk_seed_factor: float = 0.5
     high_vector_cosine: float = 0.55
     weak_vector_cosine: float = 0.30
 

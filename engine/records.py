@@ -19,7 +19,15 @@ EvidenceLabel = Literal[
     "high_vector_match",
     "graph_neighbor",
     "weak_semantic",
+    "flat_scan",
 ]
+
+# Where a search's graph walk starts: the entities the query names, those its top chunks name, or both.
+GraphSeeding = Literal["query", "chunks", "both"]
+
+# Whether a note of the name a query says already exists: an exact title or alias
+# match, a near one, or nothing to go by.
+CreateSafety = Literal["exists", "probable", "unknown"]
 
 
 @dataclass(frozen=True)
@@ -152,7 +160,13 @@ class Snippet:
 
 @dataclass(frozen=True)
 class Hit:
-    """One fused search result."""
+    """One fused search result.
+
+    `votes` are what each channel added to the fused score (the graph's is its boost);
+    `create_safety` says whether this note is the note the query names (`exists`), nearly
+    (`probable`), or neither (`unknown`); `flat_scan` lists the query words a flat scan
+    matched (`atlsa ~ atlas`) for a hit no channel found.
+    """
 
     path: str
     title: str
@@ -160,6 +174,9 @@ class Hit:
     label: EvidenceLabel
     channels: dict[ChannelName, ChannelEvidence]
     snippet: Snippet
+    votes: dict[ChannelName, float] = field(default_factory=dict)
+    create_safety: CreateSafety = "unknown"
+    flat_scan: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -200,8 +217,10 @@ class FusionTrace:
     `hops` are the notes of the asked kind the best keyword match links to: the graph's
     list puts them first. `factors` scale one channel's vote for one note; `floors` are
     the exact title and alias matches put first; `relational` says the graph answered a
-    relation question (its weight is boosted). `engine.search.fusion.refuse` fuses a
-    trace again, whole, without a channel or with one alone.
+    relation question (its weight is boosted); `weights` are the channel weights this
+    search was told to use instead of the configured ones (`--graph-weight`).
+    `engine.search.fusion.refuse` fuses a trace again, whole, without a channel or with
+    one alone.
     """
 
     rankings: dict[ChannelName, tuple[str, ...]] = field(default_factory=dict)
@@ -209,6 +228,10 @@ class FusionTrace:
     factors: dict[str, dict[str, float]] = field(default_factory=dict)
     floors: tuple[str, ...] = ()
     relational: bool = False
+    # Notes a flat scan of titles and fuzzy terms found when the channels found fewer than
+    # asked; they follow the fused ones.
+    fallback: tuple[str, ...] = ()
+    weights: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ import heapq
 import os
 import shutil
 import threading
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,8 @@ from engine.records import ChannelHit, ChannelName
 _FIELDS = ("title", "aliases", "headings", "tags", "body")
 # Prefix expansions come from buckets of terms sharing their first letters.
 _BUCKET_CHARS = 2
+# Shorter words have too many neighbours one edit away to be worth a fuzzy guess.
+_FUZZY_MIN_CHARS = 4
 # Whoosh's multi-process writer pays off only for big batches (worker start-up, extra segments).
 _PARALLEL_WRITE_MIN = 2000
 _MAX_WRITER_PROCS = 2
@@ -175,6 +177,33 @@ class FulltextChannel:
             ]
             return ChannelAnswer(hits=tuple(hits))
 
+    def fuzzy_search(self, words: Sequence[str], limit: int) -> list[tuple[str, tuple[str, ...]]]:
+        """Notes holding an indexed term one edit from a query word ("atlsa" → atla), best first.
+
+        The flat scan's fallback when no channel found enough: (path, "word ~ term" pairs).
+        Terms are looked for among those sharing the word's first letters, so a typo there
+        finds nothing.
+        """
+        with self._lock:
+            scorer = self._scorer_for(self._searcher)
+            near: dict[str, str] = {}
+            forms = [form for w in words for form in (fold_accents(w.lower()), *self.analyze(w))]
+            for word in dict.fromkeys(forms):
+                if len(word) < _FUZZY_MIN_CHARS:
+                    continue
+                start = word[:_BUCKET_CHARS]
+                for field in ("title", "body"):
+                    for term in scorer.terms(field, start):
+                        if term != word and within_one_edit(word, term):
+                            near.setdefault(term, word)
+            if not near:
+                return []
+            clauses = [(field, term, boost) for term in near for field, boost in self._boosts()]
+            return [
+                (scorer.path_of(doc.docnum), tuple(f"{near[t]} ~ {t}" for t in doc.matched_terms if t in near))
+                for doc in scorer.search(clauses, limit)
+            ]
+
     def term_weights(self, terms: Iterable[str]) -> dict[str, float]:
         """Each index term's idf in the body field (BM25's, as Whoosh computes it)."""
         with self._lock:
@@ -259,6 +288,20 @@ class FulltextChannel:
 
 
 @lru_cache(maxsize=1)
+def within_one_edit(a: str, b: str) -> bool:
+    """Whether one insertion, deletion or substitution turns `a` into `b` (or they are equal)."""
+    if abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) > len(b):
+        a, b = b, a
+    prefix = 0
+    while prefix < len(a) and a[prefix] == b[prefix]:
+        prefix += 1
+    if len(a) == len(b):
+        return a[prefix + 1 :] == b[prefix + 1 :]
+    return a[prefix:] == b[prefix + 1 :]
+
+
 def _shared_analyzer() -> Any:
     return _schema()["body"].analyzer
 

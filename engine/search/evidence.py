@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 
 from engine.catalog import StoredChunk
 from engine.config import FusionConfig
-from engine.records import ChannelEvidence, ChannelName, EvidenceLabel, Snippet
+from engine.entities import normalize
+from engine.records import ChannelEvidence, ChannelName, CreateSafety, EvidenceLabel, Snippet
 from engine.vault.links import WikiParts, shown_links
 
 SNIPPET_CHARS = 280
@@ -51,6 +53,28 @@ def choose_label(
     return "weak_semantic"
 
 
+def best_chunk(
+    chunks: Sequence[StoredChunk], hint_terms: Sequence[str], preferred_chunk_id: int | None = None
+) -> StoredChunk:
+    """The chunk of a note that holds most distinct query words (the vector channel's best
+    chunk among equals, and when none holds any), then most occurrences; `chunks` is not empty."""
+    scanned = chunks[:_MAX_CHUNKS_SCANNED]
+    preferred = next((c for c in chunks if c.id == preferred_chunk_id), None)
+    best = preferred or chunks[0]
+    best_key = (0, 0, 0)
+    for stored in scanned:
+        lowered = _lowered(stored.chunk.text)
+        distinct = sum(1 for term in hint_terms if term in lowered)
+        if not distinct:
+            continue
+        # Most distinct query words first; among equals the vector channel's best chunk
+        # (it read the passage as a whole), then the most occurrences.
+        key = (distinct, int(stored is preferred), sum(lowered.count(term) for term in hint_terms))
+        if key > best_key:
+            best, best_key = stored, key
+    return best
+
+
 def build_snippet(
     chunks: Sequence[StoredChunk],
     *,
@@ -68,21 +92,34 @@ def build_snippet(
     """
     if not chunks:
         return Snippet(text="", heading="", line=1)
-    scanned = chunks[:_MAX_CHUNKS_SCANNED]
-    preferred = next((c for c in chunks if c.id == preferred_chunk_id), None)
-    best = preferred or chunks[0]
-    best_key = (0, 0, 0)
-    for stored in scanned:
-        lowered = _lowered(stored.chunk.text)
-        distinct = sum(1 for term in hint_terms if term in lowered)
-        if not distinct:
+    return _window(best_chunk(chunks, hint_terms, preferred_chunk_id), matches)
+
+
+# Names this close (difflib's ratio of the normalised strings) are probably the same note.
+_PROBABLE_RATIO = 0.8
+# Only this much of a query and a title is compared (difflib is quadratic).
+_COMPARED_CHARS = 200
+
+
+def create_safety(query: str, title: str, aliases: Sequence[str], *, exact: bool) -> CreateSafety:
+    """Whether a note named as the query says already exists: this one (`exists`: its title or
+    alias is the query), probably this one (`probable`: nearly the same name, or one name holds
+    the other, at least half as long, as whole words), or nothing says so (`unknown`)."""
+    if exact:
+        return "exists"
+    asked = normalize(query)[:_COMPARED_CHARS]
+    if not asked:
+        return "unknown"
+    for name in (title, *aliases):
+        known = normalize(name)[:_COMPARED_CHARS]
+        if not known:
             continue
-        # Most distinct query words first; among equals the vector channel's best chunk
-        # (it read the passage as a whole), then the most occurrences.
-        key = (distinct, int(stored is preferred), sum(lowered.count(term) for term in hint_terms))
-        if key > best_key:
-            best, best_key = stored, key
-    return _window(best, matches)
+        if difflib.SequenceMatcher(None, asked, known, autojunk=False).ratio() >= _PROBABLE_RATIO:
+            return "probable"
+        shorter, longer = sorted((asked, known), key=len)
+        if len(shorter) >= max(4, len(longer) // 2) and re.search(rf"(?<!\w){re.escape(shorter)}(?!\w)", longer):
+            return "probable"
+    return "unknown"
 
 
 def readable(text: str) -> str:

@@ -8,6 +8,7 @@ measures is exactly what the search did.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import replace
 
 from engine.config import FusionConfig
 from engine.kinds import with_hops
@@ -25,13 +26,15 @@ def weighted_rrf(
     weights: Mapping[str, float],
     depths: Mapping[str, int] | None = None,
     factors: Mapping[str, Mapping[str, float]] | None = None,
+    votes: dict[str, dict[str, float]] | None = None,
 ) -> list[tuple[str, float]]:
     """Fuse ranked lists: score(d) = sum over channels c of weight_c * f_c(d) / (k + rank_c(d)).
 
     Ranks are 1-based; only the first `depths[c]` items of a channel count. `factors`
     (default 1) scale one channel's vote for one key, e.g. by how much of the query a
     keyword hit matched. Ties break by the best rank any channel gave, then by the
-    key, so the output is deterministic.
+    key, so the output is deterministic. `votes`, when given, receives each key's vote
+    per channel (what each channel added to its score).
 
     Returns:
         (key, fused score) pairs, best first.
@@ -49,8 +52,11 @@ def weighted_rrf(
             if key in seen:
                 continue  # a channel votes once per document
             seen.add(key)
-            scores[key] = scores.get(key, 0.0) + weight * scale.get(key, 1.0) / (k + rank)
+            vote = weight * scale.get(key, 1.0) / (k + rank)
+            scores[key] = scores.get(key, 0.0) + vote
             best_rank[key] = min(best_rank.get(key, rank), rank)
+            if votes is not None:
+                votes.setdefault(key, {})[channel] = vote
     return sorted(scores.items(), key=lambda kv: (-kv[1], best_rank[kv[0]], kv[0]))
 
 
@@ -73,6 +79,7 @@ def fuse(
     *,
     relational: bool = False,
     factors: Mapping[str, Mapping[str, float]] | None = None,
+    votes: dict[str, dict[str, float]] | None = None,
 ) -> list[tuple[str, float]]:
     """The engine's whole fusion step: weighted RRF with the configured k, weights and depths, then floors.
 
@@ -86,7 +93,12 @@ def fuse(
     # Factors weigh channels against each other; a channel searched alone keeps its order.
     live = sum(1 for ranked in rankings.values() if ranked)
     fused = weighted_rrf(
-        rankings, k=config.k, weights=weights, depths=config.depths, factors=factors if live > 1 else None
+        rankings,
+        k=config.k,
+        weights=weights,
+        depths=config.depths,
+        factors=factors if live > 1 else None,
+        votes=votes,
     )
     return apply_floors(fused, floors)
 
@@ -209,6 +221,10 @@ def graph_factors(
         factor = fusion.seed_confirm_boost
     else:
         factor = plan.coverage(recognized) ** power
+        if plan.graph.seeds:
+            # A walk from the top chunks' entities starts where the text channels found the
+            # query's answer, not from names the query happens to contain.
+            factor = max(factor, fusion.chunk_seed_factor)
     if not answer_notes:
         return {"graph": {path: factor for path, _trail in graph_hits}}
     other = factor * fusion.answer_kind_factor
@@ -254,15 +270,23 @@ def refuse(
     *,
     without: ChannelName | None = None,
     only: ChannelName | None = None,
+    votes: dict[str, dict[str, float]] | None = None,
 ) -> list[tuple[str, float]]:
     """Fuse a search's trace again: as it was, without one channel, or one channel alone.
 
     One channel alone is that channel's own list (no kind hop: a channel searched by
     itself has no keyword match to hop from) with the floors on top, as a search of that
-    channel alone ranks it.
+    channel alone ranks it. A fusion of several channels ends with the trace's flat-scan
+    hits (score 0), as the search's own results do.
     """
+    if trace.weights:
+        config = replace(config, weights={**config.weights, **trace.weights})
     if only is not None:
         ranked = trace.rankings.get(only)
-        return fuse({only: list(ranked)} if ranked is not None else {}, config, trace.floors)
+        return fuse({only: list(ranked)} if ranked is not None else {}, config, trace.floors, votes=votes)
     rankings = {name: ranked for name, ranked in fused_rankings(trace).items() if name != without}
-    return fuse(rankings, config, trace.floors, relational=trace.relational, factors=trace.factors)
+    fused = fuse(rankings, config, trace.floors, relational=trace.relational, factors=trace.factors, votes=votes)
+    if trace.fallback:
+        found = {key for key, _ in fused}
+        fused.extend((key, 0.0) for key in trace.fallback if key not in found)
+    return fused

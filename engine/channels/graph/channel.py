@@ -27,7 +27,7 @@ from engine.lexicon import Lexicon
 from engine.lexicon.en import ENGLISH
 from engine.query import QueryPlan
 from engine.query.words import QUERY_WORD, relation_keys
-from engine.records import ChannelName, Neighbor, NoteInfo
+from engine.records import ChannelName, Neighbor, NoteInfo, Relation
 
 
 class GraphChannel:
@@ -225,6 +225,25 @@ class GraphChannel:
         if snapshot is None or query.is_empty:
             return ChannelAnswer(hits=())
         return walk.search(snapshot, query, limit, self._config, self._relation_names)
+
+    def relation(self, a: str, b: str) -> Relation | None:
+        """The relation the vault names between the notes at paths `a` and `b`, subject first, if any."""
+        with self._lock:
+            snapshot = self._snapshot
+        if snapshot is None:
+            return None
+        va, vb = snapshot.index.get(f"note:{a}"), snapshot.index.get(f"note:{b}")
+        if va is None or vb is None:
+            return None
+        found = walk.path_relations(snapshot, (va, vb))
+        return found[0] if found else None
+
+    def chunk_entities(self, chunks: Sequence[tuple[str, int]]) -> list[tuple[str, ...]]:
+        """The entity keys each (note path, chunk ordinal) names or links, in written order."""
+        with self._build_lock:
+            build = self._build
+            parts = build.parts if build is not None else {}
+            return [parts[path].chunk_entities.get(ordinal, ()) if path in parts else () for path, ordinal in chunks]
 
     def neighbors(self, path: str, limit: int = 20) -> list[Neighbor]:
         """A note's strongest neighbors in the graph."""
