@@ -101,25 +101,48 @@ _PROBABLE_RATIO = 0.8
 _COMPARED_CHARS = 200
 
 
-def create_safety(query: str, title: str, aliases: Sequence[str], *, exact: bool) -> CreateSafety:
+def create_safety(asked: str, title: str, aliases: Sequence[str], *, exact: bool) -> CreateSafety:
     """Whether a note named as the query says already exists: this one (`exists`: its title or
     alias is the query), probably this one (`probable`: nearly the same name, or one name holds
-    the other, at least half as long, as whole words), or nothing says so (`unknown`)."""
+    the other, at least half as long, as whole words), or nothing says so (`unknown`).
+
+    `asked` is the query as `normalized_name` reads it.
+    """
     if exact:
         return "exists"
-    asked = normalize(query)[:_COMPARED_CHARS]
     if not asked:
         return "unknown"
     for name in (title, *aliases):
-        known = normalize(name)[:_COMPARED_CHARS]
+        known = normalized_name(name)
         if not known:
             continue
-        if difflib.SequenceMatcher(None, asked, known, autojunk=False).ratio() >= _PROBABLE_RATIO:
-            return "probable"
-        shorter, longer = sorted((asked, known), key=len)
-        if len(shorter) >= max(4, len(longer) // 2) and re.search(rf"(?<!\w){re.escape(shorter)}(?!\w)", longer):
+        # The ratio is at most 2·min/(sum) of the lengths, and quick_ratio bounds it from the
+        # letters alone: most titles are ruled out before the quadratic comparison.
+        if 2 * min(len(asked), len(known)) >= _PROBABLE_RATIO * (len(asked) + len(known)):
+            matcher = difflib.SequenceMatcher(None, asked, known, autojunk=False)
+            if matcher.quick_ratio() >= _PROBABLE_RATIO and matcher.ratio() >= _PROBABLE_RATIO:
+                return "probable"
+        shorter, longer = (asked, known) if len(asked) <= len(known) else (known, asked)
+        if len(shorter) >= max(4, len(longer) // 2) and _holds_words(longer, shorter):
             return "probable"
     return "unknown"
+
+
+@lru_cache(maxsize=8192)
+def normalized_name(name: str) -> str:
+    """A name as create_safety compares it: `entities.normalize`, cut to the compared length."""
+    return normalize(name)[:_COMPARED_CHARS]
+
+
+def _holds_words(text: str, part: str) -> bool:
+    """Whether `part` occurs in `text` as whole words."""
+    at = text.find(part)
+    while at >= 0:
+        end = at + len(part)
+        if (at == 0 or not text[at - 1].isalnum()) and (end == len(text) or not text[end].isalnum()):
+            return True
+        at = text.find(part, at + 1)
+    return False
 
 
 def readable(text: str) -> str:

@@ -30,7 +30,7 @@ from engine.records import (
     Relation,
     SearchResults,
 )
-from engine.search.evidence import best_chunk, build_snippet, choose_label, create_safety
+from engine.search.evidence import best_chunk, build_snippet, choose_label, create_safety, normalized_name
 from engine.search.fallback import FlatScan, FuzzySearch
 from engine.search.fusion import answers_relation, fusion_factors, refuse, weighted_rrf
 
@@ -354,6 +354,7 @@ class Searcher:
         matcher = _WordMatcher(frozenset(content), plan.prefix, self._stem)
         hits: list[Hit] = []
         chunks_of = self._catalog.chunks_of_notes([path for path, _ in page])
+        asked = normalized_name(plan.text)
         for path, score in page:
             evidence: dict[ChannelName, ChannelEvidence] = {}
             for name in CHANNEL_NAMES:
@@ -398,7 +399,7 @@ class Searcher:
                     snippet=snippet,
                     votes={name: round(vote, 6) for name, vote in votes.get(path, {}).items() if name in CHANNEL_NAMES},  # type: ignore[misc]
                     create_safety=create_safety(
-                        plan.text, title, self._titles.aliases_of.get(path, ()), exact=path in exact or path in alias
+                        asked, title, self._titles.aliases_of.get(path, ()), exact=path in exact or path in alias
                     ),
                     flat_scan=scanned.get(path, ()) if label == "flat_scan" else (),
                 )
