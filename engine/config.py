@@ -81,8 +81,10 @@ class GraphConfig:
     # Where the walk starts: "query" (the entities the query names), "chunks" (the entities
     # the top chunks of the text channels name) or "both" (docs/QUALITY.md).
     seeding: str = "query"
-    # How many of the text channels' top notes lend their best chunk's entities as seeds.
+    # How many of the text channels' top notes lend their best chunk's entities as seeds,
+    # and what the best-placed of those entities weighs as a seed (a query's name weighs 1).
     chunk_seed_notes: int = 5
+    chunk_seed_weight: float = 1.0
 
     def __post_init__(self) -> None:
         if self.seeding not in GRAPH_SEEDINGS:

@@ -106,6 +106,10 @@ class NoteInfo:
     warnings: tuple[str, ...] = ()
 
 
+# The graph evidence of a note a top chunk names (hop 0 of a walk from the top chunks).
+CHUNK_SEEDED = "named in a top chunk"
+
+
 @dataclass(frozen=True)
 class Relation:
     """A relation the vault names between two notes, subject first: Priya Kumar —attended→ Atlas Kickoff.

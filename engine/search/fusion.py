@@ -19,6 +19,7 @@ from engine.records import ChannelName, FusionTrace
 LINK_RELATIONS = frozenset({"links to", "linked from"})
 
 
+
 def weighted_rrf(
     rankings: Mapping[str, Sequence[str]],
     *,
@@ -142,8 +143,12 @@ def fusion_factors(
     term_weights: Callable[[Sequence[str]], dict[str, float]] | None,
     kind_notes: Collection[str] = (),
     hop_notes: Collection[str] = (),
+    seeds: Collection[str] | None = None,
 ) -> dict[str, dict[str, float]]:
     """Every channel's per-hit fusion factors.
+
+    `seeds` are the notes the query names that the graph walked from (default: the graph
+    hits at hop 0; a walk from the top chunks also starts at notes the query does not name).
 
     `kind_notes` are the notes of the kind the query asks for (`NoteKinds.asked_for`):
     every channel's vote for any other note counts `kind_factor` as much. `hop_notes`
@@ -154,7 +159,7 @@ def fusion_factors(
     factors = {
         **keyword_factors(keyword_hits, stems, fusion.keyword_coverage_power, weights),
         **vector_factors(vector_hits, fusion),
-        **graph_factors(plan, recognized, graph_hits, rankings, fusion, answer_notes),
+        **graph_factors(plan, recognized, graph_hits, rankings, fusion, answer_notes, seeds),
     }
     if hop_notes:
         factors.setdefault("graph", {}).update(dict.fromkeys(hop_notes, 1.0))
@@ -199,6 +204,7 @@ def graph_factors(
     rankings: Mapping[str, Sequence[str]],
     fusion: FusionConfig,
     answer_notes: Collection[str] = (),
+    seeds: Collection[str] | None = None,
 ) -> dict[str, dict[str, float]]:
     """The graph's fusion factor: how much of the query its recognised entities cover.
 
@@ -217,7 +223,7 @@ def graph_factors(
     power = fusion.entity_coverage_power
     if power <= 0 or not graph_hits:
         return {}
-    if seed_confirmed(graph_hits, rankings, fusion.seed_confirm_rank):
+    if seed_confirmed(graph_hits, rankings, fusion.seed_confirm_rank, seeds):
         factor = fusion.seed_confirm_boost
     else:
         factor = plan.coverage(recognized) ** power
@@ -232,13 +238,17 @@ def graph_factors(
 
 
 def seed_confirmed(
-    graph_hits: Sequence[tuple[str, tuple[str, ...]]], rankings: Mapping[str, Sequence[str]], within: int
+    graph_hits: Sequence[tuple[str, tuple[str, ...]]],
+    rankings: Mapping[str, Sequence[str]],
+    within: int,
+    seeds: Collection[str] | None = None,
 ) -> bool:
-    """Whether one of the graph's seed notes (hop 0) is also in another channel's top `within`."""
+    """Whether one of the graph's seed notes (`seeds`, default the hits at hop 0) is also in
+    another channel's top `within`."""
     if within <= 0:
         return False
-    seeds = {path for path, trail in graph_hits if len(trail) == 1}
-    return any(path in seeds for name, ranked in rankings.items() if name != "graph" for path in ranked[:within])
+    named = set(seeds) if seeds is not None else {path for path, trail in graph_hits if len(trail) == 1}
+    return any(path in named for name, ranked in rankings.items() if name != "graph" for path in ranked[:within])
 
 
 def answers_relation(plan: QueryPlan, recognized: Sequence[str], top_relation: str | None) -> bool:

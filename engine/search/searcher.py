@@ -19,6 +19,7 @@ from engine.lexicon import Lexicon
 from engine.query import GraphRequest, Planner, QueryPlan
 from engine.records import (
     CHANNEL_NAMES,
+    CHUNK_SEEDED,
     NO_KIND,
     AskedKind,
     ChannelEvidence,
@@ -30,9 +31,20 @@ from engine.records import (
     Relation,
     SearchResults,
 )
-from engine.search.evidence import best_chunk, build_snippet, choose_label, create_safety, normalized_name
+from engine.search.evidence import (
+    best_chunk,
+    build_snippet,
+    choose_label,
+    create_safety,
+    normalized_name,
+)
 from engine.search.fallback import FlatScan, FuzzySearch
-from engine.search.fusion import answers_relation, fusion_factors, refuse, weighted_rrf
+from engine.search.fusion import (
+    answers_relation,
+    fusion_factors,
+    refuse,
+    weighted_rrf,
+)
 
 log = logging.getLogger("cairn.search")
 
@@ -150,7 +162,8 @@ class Searcher:
         statuses: dict[ChannelName, ChannelStatus] = {}
         self._run(plan, first, depth, answers, statuses)
         if from_chunks:
-            seeds = _degrading(statuses, "graph", lambda: self._chunk_seeds(plan, answers, fusion), ())
+            no_seeds: tuple[tuple[str, float], ...] = ()
+            seeds = _degrading(statuses, "graph", lambda: self._chunk_seeds(plan, answers, fusion), no_seeds)
             plan = replace(plan, graph=replace(plan.graph, seeds=seeds))
             self._run(plan, ["graph"], depth, answers, statuses)
         for name, problem in plan.problems:  # planning ran a part of these channels: it failed
@@ -237,7 +250,7 @@ class Searcher:
     def _chunk_seeds(
         self, plan: QueryPlan, answers: Mapping[ChannelName, ChannelAnswer], fusion: FusionConfig
     ) -> tuple[tuple[str, float], ...]:
-        """The entities the top chunks name, weighted by those chunks' ranks (the best 1)."""
+        """The entities the top chunks name, weighted by those chunks' ranks (the best `chunk_seed_weight`)."""
         if self._chunk_entities is None:
             return ()
         chunks = self.top_chunks(plan, answers, fusion, self._config.graph.chunk_seed_notes)
@@ -247,8 +260,8 @@ class Searcher:
                 weights[key] = weights.get(key, 0.0) + 1.0 / rank
         if not weights:
             return ()
-        top = max(weights.values())
-        return tuple((key, round(weight / top, 6)) for key, weight in weights.items())
+        scale = self._config.graph.chunk_seed_weight / max(weights.values())
+        return tuple((key, round(weight * scale, 6)) for key, weight in weights.items())
 
     def _fallback(
         self,
@@ -269,7 +282,8 @@ class Searcher:
         def run() -> list[tuple[str, tuple[str, ...]]]:
             return scan.scan(plan.terms, plan.prefix, plan.lexicon, exclude=found, limit=limit - len(found), fuzzy=fuzzy)
 
-        return dict(_degrading(statuses, "fulltext", run, []))
+        nothing: list[tuple[str, tuple[str, ...]]] = []
+        return dict(_degrading(statuses, "fulltext", run, nothing))
 
     def _flat_scan(self) -> FlatScan:
         scan = self._scan
@@ -299,11 +313,9 @@ class Searcher:
         floors, its own weights), and the note the kind hop starts from."""
         rankings: dict[ChannelName, tuple[str, ...]] = {name: tuple(h.path for h in a.hits) for name, a in answers.items()}
         graph_answer = answers.get("graph")
-        relational = (
-            graph_answer is not None
-            and bool(graph_answer.hits)
-            and answers_relation(plan, graph_answer.recognized, graph_answer.hits[0].graph_relation)
-        )
+        # The walk's best answer from the names the query says (a top chunk's name is no answer).
+        walked = [h for h in graph_answer.hits if h.graph_relation != CHUNK_SEEDED] if graph_answer else []
+        relational = bool(walked) and answers_relation(plan, graph_answer.recognized if graph_answer else (), walked[0].graph_relation)
         answer_notes = graph_answer.answer_notes if graph_answer is not None else frozenset()
         kind = self._asked_kind(plan, answer_notes)
         no_hop: tuple[str, tuple[str, ...]] = ("", ())
@@ -327,6 +339,7 @@ class Searcher:
             term_weights=self._weigher(statuses),
             kind_notes=kind.notes,
             hop_notes=hops,
+            seeds=[h.path for h in walked if len(h.graph_path) == 1] if plan.graph.seeds else None,
         )
         weights = dict(fusion.weights) if fusion.weights != self._config.fusion.weights else {}
         trace = FusionTrace(

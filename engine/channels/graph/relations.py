@@ -50,7 +50,8 @@ class SentenceRelations:
         if pattern is None:
             return
         # A phrase inside a link is part of a name ("[[Founders Fund]]"), not of the sentence.
-        pieces, last = [], 0
+        pieces: list[str] = []
+        last = 0
         for start, end in self._links:
             if start >= last:
                 pieces.extend((sentence[last:start], " " * (end - start)))

@@ -4,14 +4,22 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 from engine.channels.base import ChannelAnswer
-from engine.channels.graph.build import LINKS, RELATION_NAMES, Context, NamedEdge, Vertex, context_has
+from engine.channels.graph.build import (
+    LINKS,
+    RELATION_NAMES,
+    Context,
+    NamedEdge,
+    Vertex,
+    context_has,
+)
 from engine.config import GraphConfig
 from engine.entities import EntityDictionary
 from engine.query import QueryPlan
-from engine.records import ChannelHit, Neighbor, Relation
+from engine.records import CHUNK_SEEDED, ChannelHit, Neighbor, Relation
 
 __all__ = ["NeighborCache", "Snapshot", "neighbors", "search"]
 
@@ -100,6 +108,7 @@ def search(
     # Only where the named note's relations are written as links; co-occurrence is too
     # loose to say the note itself is not what was asked for.
     answers_are_neighbors = plan.relation.about_one and any(v in snapshot.linked for v, _, _ in seeds)
+    named_seeds = len(seeds)  # the seeds after these are the entities the top chunks name
     seeds.extend((index[key], weight, max_hops) for key, weight in request.seeds if key in index)
     if not seeds:
         return ChannelAnswer(hits=())
@@ -114,7 +123,8 @@ def search(
     # A who-question's answers are people; a walk that passes through anything else (the
     # company a meeting links to) reaches that thing's people, and steps back with it.
     by_people = answers_are_neighbors and bool(people)
-    for seed, seed_weight, hops in seeds:
+    from_chunk: set[int] = set()  # vertices whose best reach started at a top chunk's entity
+    for number, (seed, seed_weight, hops) in enumerate(seeds):
         reached = expand(snapshot.cache, config, seed, snapshot.contexts, relation_keys, hops, snapshot.named, wanted)
         for v, reach in reached.items():
             if answers_are_neighbors and reach.hops == 0:
@@ -127,6 +137,10 @@ def search(
             totals[v] += seed_weight * score
             if v not in best or reach.score > best[v].score:
                 best[v] = reach
+                if number >= named_seeds:
+                    from_chunk.add(v)
+                else:
+                    from_chunk.discard(v)
     note_hits = [(v, score) for v, score in totals.items() if vertices[v].kind == "note" and score > 0]
     if by_people:
         # A who-question is answered by people: where the vault says which notes are
@@ -139,7 +153,7 @@ def search(
     for rank, (v, score) in enumerate(note_hits[:limit], start=1):
         reach = best[v]
         labels = tuple(vertices[p].label for p in reach.path)
-        relation = None
+        relation = CHUNK_SEEDED if v in from_chunk and not reach.hops else None
         if reach.hops:
             a, b = reach.path[-2], reach.path[-1]
             relation = RELATION_NAMES[reach.relation]
@@ -172,7 +186,7 @@ def path_relations(snapshot: Snapshot, path: tuple[int, ...]) -> tuple[Relation,
     """The named relations along a walk's path (subject first), where the vault names one."""
     out: list[Relation] = []
     vertices = snapshot.vertices
-    for a, b in zip(path, path[1:], strict=False):
+    for a, b in pairwise(path):
         named = snapshot.named.get((a, b) if a < b else (b, a))
         if named is not None:
             subject, relation, explicit = named
