@@ -236,6 +236,8 @@ class FusionTrace:
     # asked; they follow the fused ones.
     fallback: tuple[str, ...] = ()
     weights: dict[str, float] = field(default_factory=dict)
+    # Each channel's raw scores, in the order of its ranking (for "why is this note not here").
+    scores: dict[ChannelName, tuple[float, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -259,6 +261,132 @@ class SearchResults:
     kind_hops: tuple[str, ...] = field(default=(), compare=False)
     # How the hits were fused, for re-fusion (eval) and "why is this note here".
     trace: FusionTrace = field(default_factory=FusionTrace, repr=False, compare=False)
+
+
+@dataclass(frozen=True)
+class ChannelWhy:
+    """How one channel saw one note in one search: its place, its vote, and what weighed on it.
+
+    `rank` is its place in the channel's list (None: not in it); `listed` how many the
+    channel returned and `counted` how many of them fusion counts; `factor` what fusion
+    multiplied this channel's vote for the note by; `vote` what it added to the fused score.
+    """
+
+    channel: ChannelName
+    rank: int | None
+    score: float | None
+    listed: int
+    counted: int
+    factor: float
+    vote: float
+    status: ChannelState = "ok"
+
+
+@dataclass(frozen=True)
+class WhyReport:
+    """Why a note is where it is in a search's results, or not in them.
+
+    `rank` is its place in the whole fused list (None: no channel counted it), `shown` how
+    many results the search was asked for, `cutoff` the fused score of the last one shown.
+    `reasons` are the rules and cuts that placed it, the most telling first.
+    """
+
+    query: str
+    path: str
+    title: str
+    rank: int | None
+    score: float
+    shown: int
+    cutoff: float
+    channels: tuple[ChannelWhy, ...]
+    floors: tuple[str, ...]
+    reasons: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ContextSource:
+    """A chunk a question's context quotes: its catalog id, note, heading path, text and place."""
+
+    id: int
+    path: str
+    title: str
+    heading: str
+    text: str
+    line: int
+    rank: int
+    tokens: int
+
+
+@dataclass(frozen=True)
+class ContextEntity:
+    """An entity a context's chunks name or lead to: a note, a tag or a free-text name.
+
+    `hop` is 0 for one a source chunk names, else how many edges the walk took to it;
+    `description` is one line (a property's or the note's first sentence).
+    """
+
+    name: str
+    kind: str
+    path: str | None
+    description: str
+    rank: int
+    hop: int
+    score: float
+    tokens: int
+
+
+@dataclass(frozen=True)
+class ContextRelationship:
+    """An edge between two of a context's entities: what relates them and how strongly.
+
+    `relation` is the named relation subject first ("Priya Kumar —attended→ Atlas
+    Kickoff", then `source` is its subject) when the vault names one; `evidence` the
+    kind of edge (links, mentions, tagged, co-occurs); `words` the content words of the
+    sentence that links them.
+    """
+
+    source: str
+    target: str
+    relation: str | None
+    evidence: str
+    words: tuple[str, ...]
+    weight: float
+    rank: int
+    hop: int
+    tokens: int
+
+
+@dataclass(frozen=True)
+class ContextCounts:
+    """How much a context holds, and how much its budgets left out."""
+
+    chunks: int
+    entities: int
+    relationships: int
+    neighbours: int
+    left_out: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ContextBundle:
+    """What a question needs from the vault, in three sections, each within its token budget.
+
+    `budgets` and `used` are tokens per section ("sources", "entities", "relationships",
+    "total"); `tokenizer` says how tokens were counted; `notes` say how the context
+    degraded (no entities, no edges, a channel unavailable).
+    """
+
+    question: str
+    sources: tuple[ContextSource, ...]
+    entities: tuple[ContextEntity, ...]
+    relationships: tuple[ContextRelationship, ...]
+    counts: ContextCounts
+    budgets: dict[str, int]
+    used: dict[str, int]
+    tokenizer: str
+    depth: int
+    notes: tuple[str, ...] = ()
+    channels: dict[ChannelName, ChannelStatus] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -80,6 +80,8 @@ class Lexicon:
     passive_marks: frozenset[str] = frozenset()
     # Words that open a clause with its own subject between a name and a phrase ("X, which he founded").
     clause_marks: frozenset[str] = frozenset()
+    # Frontmatter properties that describe a note in a line, first found first used.
+    description_properties: tuple[str, ...] = ()
     resemblance_pattern: re.Pattern[str] = field(init=False, repr=False, compare=False)
     # Every relation phrase, longest first, as one pattern; and each (lowercased, one
     # space between words) with its relation and use.

@@ -42,6 +42,7 @@ ENGLISH = Lexicon(
         {"note", "notes", "file", "files", "doc", "docs", "document", "documents", "misc", "stuff"}
     ),
     resemblance=r"similar|resembl\w*|comparable|alike|akin|like",
+    description_properties=("description", "summary", "about", "role", "bio"),
     passive_marks=frozenset({"by"}),
     clause_marks=frozenset({"which", "who", "whom", "whose", "that", "where", "when", "he", "she", "they", "we", "i"}),
     relations=(

@@ -343,7 +343,13 @@ class Searcher:
         )
         weights = dict(fusion.weights) if fusion.weights != self._config.fusion.weights else {}
         trace = FusionTrace(
-            rankings=rankings, hops=hops, factors=factors, floors=floors, relational=relational, weights=weights
+            rankings=rankings,
+            hops=hops,
+            factors=factors,
+            floors=floors,
+            relational=relational,
+            weights=weights,
+            scores={name: tuple(h.score for h in a.hits) for name, a in answers.items()},
         )
         return trace, hop_source
 

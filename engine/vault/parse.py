@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 from markdown_it import MarkdownIt
 
+from engine.lexicon import Lexicon
 from engine.records import Heading, Link, ParsedNote
 from engine.vault.fields import frontmatter_keys, inline_fields, key_at
 from engine.vault.links import (
@@ -379,6 +380,18 @@ def _with_fields(masked: str, index: LineIndex, found: list[tuple[re.Match[str],
         key = fields(match.start() - starts[line])
         out.append(dataclasses.replace(link, property=key) if key else link)
     return out
+
+
+def describing_property(text: str, lexicon: Lexicon) -> str:
+    """The first frontmatter property of a note's text that describes it (`description:`,
+    `summary:`, the lexicon's names), on one line; "" when there is none."""
+    fm = _split_frontmatter(_normalize_newlines(text.removeprefix("\ufeff")))
+    for value in _fm_get(fm.data, *lexicon.description_properties):
+        if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+            line = " ".join(str(value).split())
+            if line:
+                return line
+    return ""
 
 
 def parse_note(path: str, text: str) -> ParsedNote:

@@ -56,7 +56,7 @@ def context_has(context: Context, patterns: Sequence[str]) -> bool:
     return any(pattern in context for pattern in patterns)
 
 
-class _Sentences:
+class Sentences:
     """The sentences of one note's body that its links and mentions are written in.
 
     Each line is split into sentences once and each sentence's word keys are read once:
@@ -92,6 +92,29 @@ class _Sentences:
         if at is None:
             at = self._found[key] = max(0, text.find(written))
         return self._around(line_start, at)
+
+    def text_of_link(self, line: int, written: str) -> str:
+        """The sentence (as written, at most _CONTEXT_CHARS around the link) a link on file line `line` is in."""
+        starts = self._starts()
+        index = line - self._offset - 1
+        if not 0 <= index < len(starts):
+            return ""
+        text, begins, pieces = self._line(starts[index])
+        at = max(0, text.find(written))
+        piece = bisect.bisect_right(begins, at) - 1
+        sentence, begin = (pieces[piece], begins[piece]) if piece >= 0 else (text, 0)
+        if len(sentence) > _CONTEXT_CHARS:
+            low = max(0, min(at - begin - _CONTEXT_CHARS // 2, len(sentence) - _CONTEXT_CHARS))
+            sentence = _whole_words(sentence, low, low + _CONTEXT_CHARS)
+        return sentence.strip()
+
+    def text_of_mention(self, surface: str) -> str:
+        """The sentence a plain-text mention is first written in (as `text_of_link`)."""
+        at = self._body.find(surface)
+        if at < 0:
+            return ""
+        line_start = self._body.rfind("\n", 0, at) + 1
+        return self.text_of_link(self._body.count("\n", 0, line_start) + self._offset + 1, surface)
 
     def of_mention(self, surface: str) -> tuple[_SentenceId, frozenset[str], Named | None]:
         """(sentence id, word keys, named relation) of the sentence a plain-text mention is first written in."""
@@ -265,12 +288,12 @@ def note_part(
     me = sys.intern(f"note:{info.path}")  # one object per key: less memory, a smaller saved graph
     edges: dict[tuple[str, str, int], int] = {}
     surfaces: dict[tuple[str, str], int] = {}
-    loaded: list[_Sentences | None] = []
+    loaded: list[Sentences | None] = []
 
-    def sentences() -> _Sentences | None:
+    def sentences() -> Sentences | None:
         if not loaded:
             body = load_body()
-            loaded.append(None if body is None else _Sentences(body[0], body[1], lexicon))
+            loaded.append(None if body is None else Sentences(body[0], body[1], lexicon))
         return loaded[0]
 
     def connect(a: str, b: str, rel: int) -> None:

@@ -21,6 +21,7 @@ from engine.channels.graph.build import (
     note_part,
     note_rows,
 )
+from engine.channels.graph.view import GraphView
 from engine.config import GraphConfig
 from engine.entities import EntityDictionary, EntityMatch
 from engine.lexicon import Lexicon
@@ -237,6 +238,15 @@ class GraphChannel:
             return None
         found = walk.path_relations(snapshot, (va, vb))
         return found[0] if found else None
+
+    def view(self) -> GraphView | None:
+        """The graph as it is now, for reading entities, walks and edges (None before it is built)."""
+        with self._lock:
+            snapshot = self._snapshot
+            build = self._build
+        if snapshot is None or build is None:
+            return None
+        return GraphView(snapshot, build.parts, self._config)
 
     def chunk_entities(self, chunks: Sequence[tuple[str, int]]) -> list[tuple[str, ...]]:
         """The entity keys each (note path, chunk ordinal) names or links, in written order."""
