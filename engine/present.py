@@ -14,12 +14,15 @@ from typing import Any
 from engine.names import printable_path
 from engine.records import (
     CHANNEL_LABELS,
+    Backlink,
     Badge,
     ContextBundle,
     Hit,
     IndexStatus,
+    NoteView,
     ReindexReport,
     Relation,
+    SaveResult,
     SearchResults,
     WatchBatch,
     WhyReport,
@@ -32,18 +35,21 @@ __all__ = [
     "WIKILINK",
     "WikiParts",
     "asked_kind_text",
+    "backlink_to_json",
     "badges",
     "context_text",
     "context_to_json",
     "highlighted",
     "hit_to_json",
     "link_spans",
+    "note_to_json",
     "one_line",
     "printable_path",
     "reindex_to_json",
     "relation_text",
     "relation_to_json",
     "results_to_json",
+    "save_to_json",
     "split_wikilink",
     "status_to_json",
     "watch_line",
@@ -356,3 +362,39 @@ def context_text(bundle: ContextBundle) -> str:
     ])
     out.extend(f"note: {note}" for note in bundle.notes)
     return "\n".join(out) + "\n"
+
+
+def note_to_json(view: NoteView, backlinks: Sequence[Backlink]) -> dict[str, Any]:
+    """A note as the MCP server's `read` returns it: its record, text, links and backlinks."""
+    info = view.info
+    return {
+        "found": True,
+        "path": info.path,
+        "title": info.title,
+        "aliases": list(info.aliases),
+        "tags": list(info.tags),
+        "headings": [{"level": h.level, "text": h.text, "line": h.line} for h in info.headings],
+        "text": view.text,
+        "links": [
+            {
+                "target": link.target,
+                "display": link.display,
+                "heading": link.heading,
+                "line": link.line,
+                "property": link.property,
+                "resolved": resolved,
+            }
+            for link, resolved in view.links
+        ],
+        "backlinks": [backlink_to_json(b) for b in backlinks],
+    }
+
+
+def backlink_to_json(backlink: Backlink) -> dict[str, Any]:
+    """A backlink: the linking note and the line that links."""
+    return {"path": backlink.path, "title": backlink.title, "line": backlink.line, "context": backlink.context}
+
+
+def save_to_json(result: SaveResult) -> dict[str, Any]:
+    """What a write did: the note's path and sha, and whether the index took it in."""
+    return {"path": result.path, "sha": result.sha, "indexed": result.indexed, "warnings": list(result.warnings)}
