@@ -46,6 +46,7 @@ __all__ = [
     "one_line",
     "printable_path",
     "reindex_to_json",
+    "relation_from",
     "relation_text",
     "relation_to_json",
     "results_to_json",
@@ -61,6 +62,11 @@ __all__ = [
 def relation_text(relation: Relation) -> str:
     """A named relation on one line: `Priya Kumar —attended→ Atlas 2026 Kickoff`."""
     return f"{relation.source} —{relation.relation}→ {relation.target}"
+
+
+def relation_from(relation: Relation, title: str) -> str:
+    """A named relation as seen from the note titled `title`: `attended →` (it is the subject) or `← owner`."""
+    return f"{relation.relation} →" if relation.source == title else f"← {relation.relation}"
 
 
 def relation_to_json(relation: Relation) -> dict[str, Any]:

@@ -458,12 +458,13 @@ class Backlink:
 
 @dataclass(frozen=True)
 class Neighbor:
-    """An entity next to a note in the graph, with the edge weight."""
+    """An entity next to a note in the graph, with the edge weight and the relation the vault names, if any."""
 
     name: str
     kind: str
     weight: float
     path: str | None = None
+    relation: Relation | None = None
 
 
 @dataclass(frozen=True)

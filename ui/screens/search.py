@@ -16,7 +16,8 @@ from textual.widgets import Footer, Input, Static
 from textual.worker import get_current_worker
 
 from engine.present import CHANNEL_LABELS
-from engine.records import CHANNEL_NAMES, ChannelName, Hit, IndexStatus, SearchResults
+from engine.records import CHANNEL_NAMES, ChannelName, Hit, IndexStatus, SearchResults, WhyReport
+from ui.dialogs.prompt import PromptDialog
 from ui.errors import ReportsWorkerErrors
 from ui.hits import channel_summary
 from ui.widgets.explain_view import ExplainView
@@ -45,6 +46,7 @@ class SearchScreen(ReportsWorkerErrors, Screen[SearchOutcome]):
         Binding("pagedown", "move(5)", "Page down", show=False),
         Binding("pageup", "move(-5)", "Page up", show=False),
         Binding("f2", "toggle_explain", "Explain"),
+        Binding("f3", "why_not", "Why not…"),
         Binding("f5", "only('')", "All", priority=True),
         Binding("f6", "only('fulltext')", "BM25", priority=True),
         Binding("f7", "only('vectors')", "VEC", priority=True),
@@ -54,6 +56,13 @@ class SearchScreen(ReportsWorkerErrors, Screen[SearchOutcome]):
         Binding("alt+2", "only('vectors')", "VEC only", show=False, priority=True),
         Binding("alt+3", "only('graph')", "GRAPH only", show=False, priority=True),
     ]
+
+    @dataclass
+    class WhyReady(Message, bubble=False):
+        """A why worker explained where a note is in the results of `query`."""
+
+        query: str
+        report: WhyReport
 
     @dataclass
     class ResultsReady(Message, bubble=False):
@@ -219,6 +228,32 @@ class SearchScreen(ReportsWorkerErrors, Screen[SearchOutcome]):
         explain.display = not explain.display
         self.set_class(explain.display, "-explain")
         self._explain(self.query_one(SearchResultList).current_hit)
+
+    def action_why_not(self) -> None:
+        """Ask for any note and show, in the explain view, why it is where it is in these results (or not in them)."""
+        query = self.query_text
+        if not query.strip():
+            self.notify("Type a search first.", severity="warning")
+            return
+
+        def chosen(note: str | None) -> None:
+            if note:
+                channels: tuple[ChannelName, ...] = (self.only,) if self.only else CHANNEL_NAMES
+                self._why(query, note, channels)
+
+        self.app.push_screen(PromptDialog("Why isn't this note here?", "A note's title, alias or path"), chosen)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="why")
+    def _why(self, query: str, note: str, channels: tuple[ChannelName, ...]) -> None:
+        report = self.engine.why(query, note, limit=self.limit, channels=channels, as_you_type=True)
+        self.post_message(self.WhyReady(query, report))
+
+    @on(WhyReady)
+    def _explained(self, message: WhyReady) -> None:
+        explain = self.query_one(ExplainView)
+        explain.display = True
+        self.set_class(True, "-explain")
+        explain.show_why(message.report)
 
     def action_only(self, channel: str) -> None:
         """Search one channel only (empty: all channels) to compare what each finds."""

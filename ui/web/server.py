@@ -30,7 +30,7 @@ from engine.errors import (
     SaveConflict,
     UnsafePath,
 )
-from engine.present import results_to_json, status_to_json
+from engine.present import results_to_json, status_to_json, why_to_json
 from ui.web import pages
 from ui.web.guard import Guard, security_headers
 from ui.web.indexing import BackgroundIndexer
@@ -39,7 +39,7 @@ from ui.web.render import IMAGE_SUFFIXES, LinkTable, render_note
 
 if TYPE_CHECKING:
     from engine.api import Engine
-    from engine.records import ChannelName, NoteText, SearchResults
+    from engine.records import ChannelName, NoteText, SearchResults, WhyReport
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 CHANNELS: tuple[ChannelName, ...] = ("fulltext", "vectors", "graph")
@@ -81,7 +81,9 @@ def build_app(engine: Engine, token: str, *, port: int | None = None, reindex: b
         Route("/edit/{path:path}", views.edit_page),
         Route("/graph/{path:path}", views.graph_page),
         Route("/file/{path:path}", views.file),
+        Route("/why", views.why_page),
         Route("/api/search", views.api_search),
+        Route("/api/why", views.api_why),
         Route("/api/status", views.api_status),
         Route("/api/notes", views.api_notes),
         Route("/api/notes/{path:path}", views.api_note_get, methods=["GET"]),
@@ -279,7 +281,26 @@ class _Views:
 
         return await self._guarded(request, build)
 
+    def _why(self, request: Request) -> WhyReport:
+        params = request.query_params
+        query, note = params.get("q", ""), params.get("note", "")
+        if not query.strip() or not note.strip():
+            raise HTTPException(400, "name a search (q) and a note (note)")
+        try:
+            limit = max(1, min(200, int(params.get("limit") or "20")))
+        except ValueError:
+            raise HTTPException(400, LIMIT_MESSAGE) from None
+        return self.engine.why(query, note, limit=limit)
+
+    async def why_page(self, request: Request) -> Response:
+        report = await run_in_threadpool(self._why, request)
+        return self._page(f"Why {report.title}", pages.why_page(report))
+
     # -- API -----------------------------------------------------------------------
+    async def api_why(self, request: Request) -> Response:
+        report = await run_in_threadpool(self._why, request)
+        return JSONResponse(why_to_json(report))
+
     async def api_search(self, request: Request) -> Response:
         results = await run_in_threadpool(self._search, request, typing=False)
         return JSONResponse(results_to_json(results))

@@ -12,6 +12,7 @@ from textual.message import Message
 from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
+from engine.present import relation_from
 from engine.records import Backlink, Link, Neighbor, SearchResults
 from ui.hits import badge_content, folder_of
 
@@ -26,6 +27,7 @@ class NoteContext:
     related: SearchResults | None
     unlinked: tuple[Backlink, ...]
     neighbors: tuple[Neighbor, ...]
+    title: str = ""  # the note's title: a neighbour's named relation is read from its side
 
 
 SECTIONS = (
@@ -78,9 +80,11 @@ class SidePanel(VerticalScroll):
                     rows["related"].append((entry, hit.path, hit.snippet.line))
             for mention in context.unlinked:
                 rows["unlinked"].append((self._line_entry(mention), mention.path, mention.line))
+            title = context.title
             for neighbor in context.neighbors:
+                named = f" · {relation_from(neighbor.relation, title)}" if neighbor.relation else ""
                 entry = Content.assemble(
-                    (neighbor.name, "bold"), (f"  {neighbor.kind} {neighbor.weight:.2f}", "$text-muted")
+                    (neighbor.name, "bold"), (f"  {neighbor.kind} {neighbor.weight:.2f}{named}", "$text-muted")
                 )
                 rows["neighbors"].append((entry, neighbor.path or "", 0))
         for key, title in SECTIONS:

@@ -279,5 +279,14 @@ def neighbors(snapshot: Snapshot, path: str, limit: int, config: GraphConfig) ->
     out = []
     for other, weight, _rel in top_neighbors(snapshot.cache, config, v)[:limit]:
         vert = snapshot.vertices[other]
-        out.append(Neighbor(name=vert.label, kind=vert.kind, weight=round(weight, 4), path=vert.path))
+        named = path_relations(snapshot, (v, other))
+        out.append(
+            Neighbor(
+                name=vert.label,
+                kind=vert.kind,
+                weight=round(weight, 4),
+                path=vert.path,
+                relation=named[0] if named else None,
+            )
+        )
     return out
