@@ -416,7 +416,7 @@ class Searcher:
                     label=label,
                     channels=evidence,
                     snippet=snippet,
-                    votes={name: round(vote, 6) for name, vote in votes.get(path, {}).items() if name in CHANNEL_NAMES},  # type: ignore[misc]
+                    votes={name: round(votes[path][name], 6) for name in CHANNEL_NAMES if name in votes.get(path, {})},
                     create_safety=create_safety(
                         asked, title, self._titles.aliases_of.get(path, ()), exact=path in exact or path in alias
                     ),

@@ -92,6 +92,7 @@ class SearchScreen(ReportsWorkerErrors, Screen[SearchOutcome]):
         self.dropped_stale = 0
         self._seq = 0
         self._initial_query = query
+        self._why_report: WhyReport | None = None  # shown in the explain view until the cursor or the query moves
 
     def compose(self) -> ComposeResult:
         with Vertical(id="search-box"):
@@ -127,6 +128,8 @@ class SearchScreen(ReportsWorkerErrors, Screen[SearchOutcome]):
 
     def _start(self, query: str) -> None:
         self._seq += 1
+        if self._why_report is not None and self._why_report.query != query:
+            self._why_report = None
         if not query.strip():
             self.workers.cancel_group(self, "search")
             self.shown_seq = self._seq
@@ -190,7 +193,11 @@ class SearchScreen(ReportsWorkerErrors, Screen[SearchOutcome]):
 
     def _explain(self, hit: Hit | None) -> None:
         explain = self.query_one(ExplainView)
-        if explain.display:
+        if not explain.display:
+            return
+        if self._why_report is not None:
+            explain.show_why(self._why_report)
+        else:
             explain.show(hit, self.results)
 
     @on(SearchResultList.HitHighlighted)
@@ -215,7 +222,8 @@ class SearchScreen(ReportsWorkerErrors, Screen[SearchOutcome]):
         self.dismiss(SearchOutcome(self.query_text))
 
     def action_move(self, delta: int) -> None:
-        """Move the result cursor by `delta`."""
+        """Move the result cursor by `delta` (the explain view explains the hit again)."""
+        self._why_report = None
         results = self.query_one(SearchResultList)
         if results.option_count == 0:
             return
@@ -239,17 +247,20 @@ class SearchScreen(ReportsWorkerErrors, Screen[SearchOutcome]):
         def chosen(note: str | None) -> None:
             if note:
                 channels: tuple[ChannelName, ...] = (self.only,) if self.only else CHANNEL_NAMES
-                self._why(query, note, channels)
+                self._explain_why(query, note, channels)
 
         self.app.push_screen(PromptDialog("Why isn't this note here?", "A note's title, alias or path"), chosen)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="why")
-    def _why(self, query: str, note: str, channels: tuple[ChannelName, ...]) -> None:
+    def _explain_why(self, query: str, note: str, channels: tuple[ChannelName, ...]) -> None:
         report = self.engine.why(query, note, limit=self.limit, channels=channels, as_you_type=True)
         self.post_message(self.WhyReady(query, report))
 
     @on(WhyReady)
     def _explained(self, message: WhyReady) -> None:
+        if message.query != self.query_text:
+            return  # the query changed meanwhile
+        self._why_report = message.report
         explain = self.query_one(ExplainView)
         explain.display = True
         self.set_class(True, "-explain")
