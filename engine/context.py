@@ -374,7 +374,11 @@ def _linking_words(a: str, b: str, info: EdgeInfo, catalog: Catalog, lexicon: Le
         if not sentence:
             sentence = sentences.text_of_mention(view.labels([other])[0])
         if sentence:
-            words = [w for w in QUERY_WORD.findall(displayed_text(sentence)) if w.casefold() not in lexicon.stop_words and not w.isdigit()]
+            words = [
+                w
+                for w in QUERY_WORD.findall(displayed_text(sentence))
+                if len(w) > 1 and w.casefold() not in lexicon.stop_words and not w.isdigit()
+            ]
             return tuple(words[:_MAX_WORDS])
     return ()
 
