@@ -184,7 +184,8 @@ def assemble(
         for key, info in infos.items()
     ]
     kept, counts = _fit([entity_line(e) for e in entity_candidates], budgets.entities, counter)
-    kept_keys = [list(infos)[at] for at in kept]
+    keys = list(infos)
+    kept_keys = [keys[at] for at in kept]
     entities = tuple(replace(entity_candidates[at], rank=rank, tokens=counts[at]) for rank, at in enumerate(kept, start=1))
     used["entities"] = sum(e.tokens for e in entities)
     left_out["entities"] = len(reached) - len(entities)

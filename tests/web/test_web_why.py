@@ -1,4 +1,4 @@
-"""The web view's "why isn't this note here?": a form in the explain view, a page and an API."""
+"""The web view's "why isn't this note here?" (a form in the explain view, a page, an API) and the search API's graph knobs."""
 
 from __future__ import annotations
 
@@ -29,3 +29,13 @@ def test_the_explain_view_offers_the_question_and_names_relations(client: TestCl
     page = client.get("/why", params={"q": QUERY, "note": "Leo Fischer"})
     assert page.status_code == 200
     assert "Leo Fischer" in page.text and "fusion" in page.text
+
+
+def test_the_search_api_takes_the_graph_knobs(client: TestClient) -> None:
+    plain = client.get("/api/search", params={"q": QUERY}).json()
+    assert any(hit["graph_boost"] > 0 for hit in plain["hits"])
+    without = client.get("/api/search", params={"q": QUERY, "graph_weight": "0", "max_hops": "1", "graph_seeding": "both"})
+    assert without.status_code == 200
+    assert all(hit["graph_boost"] == 0 for hit in without.json()["hits"])
+    for bad in ({"graph_weight": "-1"}, {"graph_weight": "inf"}, {"max_hops": "two"}, {"graph_seeding": "x"}):
+        assert client.get("/api/search", params={"q": QUERY, **bad}).status_code == 400

@@ -6,12 +6,13 @@ import contextlib
 import errno
 import json
 import logging
+import math
 import mimetypes
 import stat
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from http import HTTPStatus
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -98,6 +99,24 @@ def build_app(engine: Engine, token: str, *, port: int | None = None, reindex: b
     app.state.indexer = indexer
     app.add_middleware(Guard, token=token, port=port, shell=pages.shell_page())
     return app
+
+
+GRAPH_SEEDINGS = ("query", "chunks", "both")
+_T = TypeVar("_T", int, float)
+
+
+def _number(params: Mapping[str, str], name: str, kind: Callable[[str], _T]) -> _T | None:
+    """An optional non-negative number parameter (`graph_weight=2`, `max_hops=1`); a 400 when it is not one."""
+    raw = params.get(name)
+    if raw is None or raw == "":
+        return None
+    try:
+        value = kind(raw)
+    except ValueError:
+        raise HTTPException(400, f"{name} must be a number of at least 0") from None
+    if not math.isfinite(value) or value < 0:
+        raise HTTPException(400, f"{name} must be a number of at least 0")
+    return value
 
 
 def vault_path(raw: str) -> str:
@@ -214,7 +233,18 @@ class _Views:
         as_you_type = params.get("typing", "1" if typing else "0") not in ("0", "false", "")
         # Naming no channel (`channels=`, `channels=,`) asks for no restriction: all of them.
         channels = tuple(c for c in CHANNELS if c in names) or CHANNELS
-        return self.engine.search(query, limit=limit, channels=channels, as_you_type=as_you_type)
+        seeding = params.get("graph_seeding") or None
+        if seeding is not None and seeding not in GRAPH_SEEDINGS:
+            raise HTTPException(400, f"graph_seeding must be one of {', '.join(GRAPH_SEEDINGS)}")
+        return self.engine.search(
+            query,
+            limit=limit,
+            channels=channels,
+            as_you_type=as_you_type,
+            graph_weight=_number(params, "graph_weight", float),
+            max_hops=_number(params, "max_hops", int),
+            graph_seeding=seeding,  # type: ignore[arg-type]
+        )
 
     # -- pages ---------------------------------------------------------------------
     async def search_page(self, request: Request) -> Response:
