@@ -1,4 +1,4 @@
-"""The `cairn` console script: `cairn [VAULT]` opens the TUI, `cairn web …` the web view."""
+"""The `cairn` console script: `cairn [VAULT]` opens the TUI, `cairn web …` the web view, `cairn mcp …` the MCP server."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 from engine.console import exit_code, run_console
 from engine.errors import CairnError
 
-SUBCOMMANDS = ("tui", "web")
+SUBCOMMANDS = ("tui", "web", "mcp")
 
 
 def _common(command: argparse.ArgumentParser) -> None:
@@ -40,6 +40,15 @@ def build_parser() -> argparse.ArgumentParser:
     web_module = _web_module()
     if web_module is not None and hasattr(web_module, "add_arguments"):
         web_module.add_arguments(web)
+    mcp = sub.add_parser(
+        "mcp",
+        help="serve the vault to an MCP client on stdio",
+        description="Serve search, context and notes to an MCP client over stdio (read-only unless --write).",
+    )
+    _common(mcp)
+    from app.mcp import add_arguments as mcp_arguments  # argparse only: the SDK loads when serving
+
+    mcp_arguments(mcp)
     return parser
 
 
@@ -63,6 +72,10 @@ def _main(argv: Sequence[str] | None) -> int:
     try:
         if args.command == "web":
             return _web(args)
+        if args.command == "mcp":
+            from app.mcp import main as mcp_main
+
+            return mcp_main(args)
         return _tui(args)
     except CairnError as exc:
         print(f"cairn: {exc.title}: {exc}", file=sys.stderr)

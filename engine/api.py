@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import difflib
 import gc
 import json
 import logging
@@ -17,12 +18,17 @@ import time
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from pathlib import Path
 
+from engine import context as context_module
 from engine import notes
-from engine.config import EngineConfig
+from engine.channels.graph.view import EntityInfo
+from engine.config import GRAPH_SEEDINGS, EngineConfig
+from engine.context import DEFAULT_DEPTH, DEFAULT_MAX_TOKENS
 from engine.embedder import Embedder
 from engine.embedders import load_embedder
+from engine.entities import normalize
 from engine.errors import (
     CairnError,
+    ConfigError,
     IndexLocked,
     ModelUnavailable,
     NoteExists,
@@ -40,6 +46,8 @@ from engine.records import (
     Backlink,
     ChannelName,
     ChannelStatus,
+    ContextBundle,
+    GraphSeeding,
     IndexStatus,
     LinkedNote,
     LinkingNote,
@@ -54,8 +62,10 @@ from engine.records import (
     SearchResults,
     SkippedFile,
     TextFormat,
+    WhyReport,
 )
-from engine.search import Searcher
+from engine.search import Searcher, channel_depth
+from engine.search.why import explain_rank
 from engine.storage import (
     WriterLock,
     describe_holder,
@@ -65,6 +75,7 @@ from engine.storage import (
 )
 from engine.vault import DecodedNote, LinkResolver, NoteUnreadable, decode_note, scan_vault
 from engine.vault.links import blank_links
+from engine.vault.parse import describing_property
 from engine.vault.plain import plain_text
 from engine.vault.sections import note_section
 from engine.watch import (
@@ -160,6 +171,9 @@ class Engine:
             notes_with=self._fulltext.notes_with,
             correct=self._fulltext.corrections if config.fulltext.typo_correction else None,
             lexicon=self._lexicon,
+            chunk_entities=self._graph.chunk_entities,
+            fuzzy=self._fulltext.fuzzy_search,
+            relation=self._graph.relation,
         )
         self._indexer = Indexer(
             vault,
@@ -458,6 +472,9 @@ class Engine:
         limit: int = 20,
         channels: Collection[ChannelName] | None = None,
         as_you_type: bool = True,
+        graph_weight: float | None = None,
+        max_hops: int | None = None,
+        graph_seeding: GraphSeeding | None = None,
     ) -> SearchResults:
         """Hybrid search with per-channel evidence.
 
@@ -467,9 +484,18 @@ class Engine:
             limit: maximum hits.
             channels: restrict to some channels (default all three).
             as_you_type: treat the last word as a prefix.
+            graph_weight: the graph's weight in fusion for this search (default: configured).
+            max_hops: how far the graph walks for this search (default: configured; 0 keeps
+                the entities the query names).
+            graph_seeding: where the graph walk starts for this search: "query" (the entities
+                the query names), "chunks" (those the text channels' top chunks name) or "both".
 
         Returns:
-            Fused hits with evidence, per-channel status and timings, entities.
+            Fused hits with evidence, per-channel status and timings, entities. A hybrid
+            search that finds fewer than `limit` notes ends with `flat_scan` hits.
+
+        Raises:
+            ConfigError: `graph_seeding` is not one of the three.
         """
         stale = ""
         if time.monotonic() - self._last_refresh_check >= _REFRESH_EVERY_S:
@@ -478,7 +504,17 @@ class Engine:
             except Exception as exc:  # the views loaded before still answer; the next search retries
                 log.debug("could not pick up changes to the index", exc_info=True)  # said in the statuses
                 stale = f"showing the index as it was before: {type(exc).__name__}: {exc}"
-        results = self._searcher.search(query, limit=limit, channels=channels, as_you_type=as_you_type)
+        if graph_seeding is not None and graph_seeding not in GRAPH_SEEDINGS:
+            raise ConfigError(f"graph seeding {graph_seeding!r} is not one of {', '.join(GRAPH_SEEDINGS)}")
+        results = self._searcher.search(
+            query,
+            limit=limit,
+            channels=channels,
+            as_you_type=as_you_type,
+            graph_weight=graph_weight,
+            max_hops=max_hops,
+            seeding=graph_seeding,
+        )
         if ("vectors" in results.channels and self._embedder is None) or stale:
             channels_status = dict(results.channels)
             if stale:
@@ -489,6 +525,143 @@ class Engine:
                 channels_status["vectors"] = ChannelStatus("unavailable", 0.0, self._model_problem)
             results = dataclasses.replace(results, channels=channels_status)
         return results
+
+    def why(
+        self,
+        query: str,
+        note: str,
+        *,
+        limit: int = 10,
+        channels: Collection[ChannelName] | None = None,
+        graph_weight: float | None = None,
+        max_hops: int | None = None,
+        graph_seeding: GraphSeeding | None = None,
+        as_you_type: bool = False,
+    ) -> WhyReport:
+        """Why `note` is where it is in a search's results, or not in them ("why isn't this note here?").
+
+        Args:
+            query: the search, as `search` takes it (with the same knobs).
+            note: a vault path, or a note's title or alias.
+            limit: how many results the search shows.
+
+        Returns:
+            The note's fused rank and score, each channel's rank, score, fusion factor and
+            vote, and the rules or cuts that placed it.
+
+        Raises:
+            NoteNotFound: no note has that path, title or alias (the message names the nearest).
+        """
+        path = self.find_note(note)
+        if path is None:
+            raise NoteNotFound(_not_found(note, self.nearest_notes(note)))
+        limit = max(1, limit)
+        results = self.search(
+            query,
+            limit=limit,
+            channels=channels,
+            as_you_type=as_you_type,
+            graph_weight=graph_weight,
+            max_hops=max_hops,
+            graph_seeding=graph_seeding,
+        )
+        titles = {p: title for p, title, _aliases in self._catalog.note_names()}
+        wanted = [c for c in ("fulltext", "vectors", "graph") if channels is None or c in channels]
+        fusion = self._searcher.fusion_config(graph_weight)
+        return explain_rank(
+            results, path, titles.get(path, path), fusion, limit, titles, channel_depth(limit, fusion, wanted)  # type: ignore[arg-type]
+        )
+
+    def context(
+        self,
+        question: str,
+        *,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        max_source_tokens: int | None = None,
+        max_entity_tokens: int | None = None,
+        depth: int = DEFAULT_DEPTH,
+    ) -> ContextBundle:
+        """What a question needs from the vault: top chunks, the entities they lead to, and how those relate.
+
+        Args:
+            question: what is asked, in words.
+            max_tokens: the whole budget in tokens (the embedder's tokenizer counts them;
+                without a model, about four characters a token, and the result says so).
+            max_source_tokens: the sources' budget (default 60% of the whole).
+            max_entity_tokens: the entities' budget (default 20%); relationships get the rest.
+            depth: hops of the walk over entity–entity edges (0: only the chunks' own entities).
+
+        Returns:
+            Sources (chunk id, note, heading, text), entities (name, kind, description,
+            rank), relationships (source, target, named relation, linking words, weight,
+            rank), counts, budgets and tokens used.
+        """
+        results = self.search(question, limit=context_module.SOURCE_CANDIDATES, as_you_type=False)
+        plan = self.plan(question, as_you_type=False)
+        counter = context_module.TokenCounter(self._embedder, self._embedder.model_id if self._embedder else "")
+        return context_module.assemble(
+            question,
+            results=results,
+            plan=plan,
+            catalog=self._catalog,
+            view=self._graph.view(),
+            counter=counter,
+            describe=self._describe,
+            lexicon=self._lexicon,
+            max_tokens=max_tokens,
+            max_source_tokens=max_source_tokens,
+            max_entity_tokens=max_entity_tokens,
+            depth=depth,
+        )
+
+    def _describe(self, entity: EntityInfo) -> str:
+        """One line about an entity: a note's description property or first sentence; a tag's or name's reach."""
+        if entity.kind == "tag":
+            return f"tag on {entity.degree} notes"
+        if entity.kind != "note" or entity.path is None:
+            return f"named in {entity.degree} notes"
+        try:
+            described = describing_property(self.read_note(entity.path).text, self._lexicon)
+        except (CairnError, OSError):
+            described = ""
+        if described:
+            return described
+        body = self._catalog.note_body(entity.path)
+        return context_module.first_sentence(body.text) if body else ""
+
+    def find_note(self, name: str) -> str | None:
+        """The note a path, title or alias names (case and accents aside), or None."""
+        name = name.strip()
+        if not name:
+            return None
+        names = self._catalog.note_names()
+        paths = {row.path for row in names}
+        for candidate in (name, f"{name}.md"):
+            if candidate in paths:
+                return candidate
+        key = normalize(name.removesuffix(".md"))
+        for row in names:
+            stem = posixpath.basename(row.path).removesuffix(".md")
+            if key in (normalize(row.title), normalize(stem), normalize(row.path.removesuffix(".md"))):
+                return row.path
+        for row in names:
+            if any(normalize(alias) == key for alias in row.aliases):
+                return row.path
+        return None
+
+    def nearest_notes(self, name: str, *, limit: int = 5) -> list[tuple[str, str]]:
+        """(path, title) of the notes whose title, alias or path is closest to `name`, closest first."""
+        names = self._catalog.note_names()
+        choices: dict[str, str] = {}
+        for row in names:
+            for written in (row.title, *row.aliases, row.path.removesuffix(".md")):
+                choices.setdefault(normalize(written), row.path)
+        key = normalize(name.removesuffix(".md"))
+        close = difflib.get_close_matches(key, list(choices), n=limit * 3, cutoff=0.5)
+        close += [k for k in choices if key and key in k and k not in close]
+        titles = {row.path: row.title for row in names}
+        out = list(dict.fromkeys(choices[k] for k in close))[:limit]
+        return [(p, titles[p]) for p in out]
 
     def plan(self, query: str, *, as_you_type: bool = True) -> QueryPlan:
         """What the engine reads from a query: words, stems, the typed prefix, named entities,
@@ -989,6 +1162,13 @@ def _wikilink_name(path: str, note_paths: Sequence[str]) -> str:
     stem = posixpath.basename(without)
     same = [p for p in note_paths if posixpath.basename(p[:-3] if p.lower().endswith(".md") else p).casefold() == stem.casefold()]
     return stem if all(p == path for p in same) else without
+
+
+def _not_found(name: str, nearest: Sequence[tuple[str, str]]) -> str:
+    """"No note X" with the nearest titles, for a note named that does not exist."""
+    if not nearest:
+        return f"no note named {name!r}"
+    return f"no note named {name!r}; nearest: " + "; ".join(f"{title} ({path})" for path, title in nearest)
 
 
 def _problem(exc: BaseException) -> str:

@@ -63,7 +63,8 @@ CREATE TABLE IF NOT EXISTS links (
     embed INTEGER NOT NULL,
     line INTEGER NOT NULL,
     kind TEXT NOT NULL,
-    resolved TEXT
+    resolved TEXT,
+    property TEXT
 );
 CREATE INDEX IF NOT EXISTS links_note ON links(note_id);
 CREATE INDEX IF NOT EXISTS links_resolved ON links(resolved);
@@ -156,12 +157,14 @@ class ChunkLines(NamedTuple):
 
 
 class ResolvedLink(NamedTuple):
-    """A link that resolves: its source, the note or file it points to, its line and its target as written."""
+    """A link that resolves: its source, the note or file it points to, its line, its target as
+    written and the property or inline field it is the value of (None for a link in the text)."""
 
     source: str
     target: str
     line: int
     written: str
+    property: str | None = None
 
 
 @dataclass(frozen=True)
@@ -187,6 +190,7 @@ class Catalog:
             if "facts" not in columns:  # a catalog from before note facts: filled by the next full pass
                 with self.transaction() as migrate:
                     migrate.execute("ALTER TABLE notes ADD COLUMN facts TEXT NOT NULL DEFAULT '{}'")
+            self._add_missing_columns(conn)
             version = self.get_meta("schema_version")
             if version is None:
                 self.set_meta("schema_version", str(SCHEMA_VERSION))
@@ -197,6 +201,18 @@ class Catalog:
             if failure is not None:
                 raise failure from exc
             raise IndexCorrupt(f"catalog {path.name} is unreadable: {exc}") from exc
+
+    def _add_missing_columns(self, conn: sqlite3.Connection) -> None:
+        """Columns added since a catalog was created (NULL until its notes are parsed again)."""
+        self._property = "l.property"
+        columns = {str(row[1]) for row in conn.execute("PRAGMA table_info(links)")}
+        if "property" not in columns:
+            try:
+                conn.execute("ALTER TABLE links ADD COLUMN property TEXT")
+            except sqlite3.OperationalError as exc:
+                if "readonly" not in str(exc):
+                    raise
+                self._property = "NULL"  # a read-only catalog of before: its links have no properties
 
     def _conn(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
@@ -341,10 +357,10 @@ class Catalog:
             ],
         )
         conn.executemany(
-            "INSERT INTO links(note_id, target, display, heading, block, embed, line, kind)"
-            " VALUES(?,?,?,?,?,?,?,?)",
+            "INSERT INTO links(note_id, target, display, heading, block, embed, line, kind, property)"
+            " VALUES(?,?,?,?,?,?,?,?,?)",
             [
-                (note_id, lk.target, lk.display, lk.heading, lk.block, int(lk.embed), lk.line, lk.kind)
+                (note_id, lk.target, lk.display, lk.heading, lk.block, int(lk.embed), lk.line, lk.kind, lk.property)
                 for lk in links
             ],
         )
@@ -572,7 +588,8 @@ class Catalog:
     def links(self) -> list[LinkRow]:
         """Every link with source path and resolution."""
         rows = self._conn().execute(
-            "SELECT n.path, l.target, l.display, l.heading, l.block, l.embed, l.line, l.kind, l.resolved"
+            "SELECT n.path, l.target, l.display, l.heading, l.block, l.embed, l.line, l.kind, l.resolved, "
+            f"{self._property}"
             " FROM links l JOIN notes n ON n.id=l.note_id"
         )
         return [_link_row(row) for row in rows]
@@ -580,7 +597,8 @@ class Catalog:
     def links_from(self, path: str) -> list[LinkRow]:
         """Links written in one note."""
         rows = self._conn().execute(
-            "SELECT n.path, l.target, l.display, l.heading, l.block, l.embed, l.line, l.kind, l.resolved"
+            "SELECT n.path, l.target, l.display, l.heading, l.block, l.embed, l.line, l.kind, l.resolved, "
+            f"{self._property}"
             " FROM links l JOIN notes n ON n.id=l.note_id WHERE n.path=? ORDER BY l.line",
             (path,),
         )
@@ -589,7 +607,8 @@ class Catalog:
     def links_to(self, path: str) -> list[LinkRow]:
         """Links from other notes that resolve to `path`."""
         rows = self._conn().execute(
-            "SELECT n.path, l.target, l.display, l.heading, l.block, l.embed, l.line, l.kind, l.resolved"
+            "SELECT n.path, l.target, l.display, l.heading, l.block, l.embed, l.line, l.kind, l.resolved, "
+            f"{self._property}"
             " FROM links l JOIN notes n ON n.id=l.note_id WHERE l.resolved=? ORDER BY n.path, l.line",
             (path,),
         )
@@ -647,11 +666,11 @@ class Catalog:
     def resolved_links_of(self, paths: Iterable[str] | None = None) -> Iterator[ResolvedLink]:
         """Resolved links of the notes (all, or some), in the order written."""
         sql = (
-            "SELECT n.path, l.resolved, l.line, l.target FROM links l JOIN notes n ON n.id=l.note_id"
+            f"SELECT n.path, l.resolved, l.line, l.target, {self._property} FROM links l JOIN notes n ON n.id=l.note_id"
             " WHERE l.resolved IS NOT NULL"
         )
-        for path, resolved, line, target in self._rows_of(sql, paths, "l.rowid"):
-            yield ResolvedLink(str(path), str(resolved), int(line), str(target))  # type: ignore[call-overload]
+        for path, resolved, line, target, prop in self._rows_of(sql, paths, "l.rowid"):
+            yield ResolvedLink(str(path), str(resolved), int(line), str(target), None if prop is None else str(prop))  # type: ignore[call-overload]
 
 
 def embedding_text(title: str, heading_path: Sequence[str], text: str) -> str:
@@ -707,7 +726,7 @@ def _stored_chunk(row: tuple[object, ...]) -> StoredChunk:
 
 
 def _link_row(row: tuple[object, ...]) -> LinkRow:
-    source, target, display, heading, block, embed, line, kind, resolved = row
+    source, target, display, heading, block, embed, line, kind, resolved, prop = row
     return LinkRow(
         source=str(source),
         link=Link(
@@ -718,6 +737,7 @@ def _link_row(row: tuple[object, ...]) -> LinkRow:
             embed=bool(embed),
             line=int(line),  # type: ignore[call-overload]
             kind="markdown" if kind == "markdown" else "wikilink",
+            property=None if prop is None else str(prop),
         ),
         resolved=None if resolved is None else str(resolved),
     )

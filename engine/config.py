@@ -32,6 +32,8 @@ class FusionConfig:
     seed_confirm_rank: int = 3
     seed_confirm_boost: float = 2.0
     vector_confidence_power: float = 1.0
+    # The least a graph vote counts when the walk started from the top chunks' entities.
+    chunk_seed_factor: float = 0.5
     high_vector_cosine: float = 0.55
     weak_vector_cosine: float = 0.30
 
@@ -74,6 +76,9 @@ class VectorConfig:
         parse_model(self.model)  # an unknown model is a configuration error, said at load
 
 
+GRAPH_SEEDINGS = ("query", "chunks", "both")
+
+
 @dataclass(frozen=True)
 class GraphConfig:
     """Entity graph shape: hop decay and hub control."""
@@ -84,6 +89,20 @@ class GraphConfig:
     min_name_len: int = 3
     relation_boost: float = 2.0
     title_words: bool = True  # a lone capitalised word that is a note's title mentions that note
+    # An edge whose named relation (attended, works at …) is the one a query asks about
+    # counts (1 + this) more; 0 leaves named relations to explanations (docs/QUALITY.md).
+    typed_relation_boost: float = 0.0
+    # Where the walk starts: "query" (the entities the query names), "chunks" (the entities
+    # the top chunks of the text channels name) or "both" (docs/QUALITY.md).
+    seeding: str = "query"
+    # How many of the text channels' top notes lend their best chunk's entities as seeds,
+    # and what the best-placed of those entities weighs as a seed (a query's name weighs 1).
+    chunk_seed_notes: int = 5
+    chunk_seed_weight: float = 1.0
+
+    def __post_init__(self) -> None:
+        if self.seeding not in GRAPH_SEEDINGS:
+            raise ConfigError(f"graph.seeding: {self.seeding!r} is not one of {', '.join(GRAPH_SEEDINGS)}")
 
 
 @dataclass(frozen=True)

@@ -65,6 +65,8 @@ class OnnxEmbedder:
             self._tokenizer = Tokenizer.from_file(str(tokenizer_path))
         except Exception as exc:  # onnxruntime raises its own untyped errors
             raise ModelUnavailable(f"could not load {model_path.name}: {exc}") from exc
+        self._tokenizer_path = tokenizer_path
+        self._counter: Any = None  # an untruncated tokenizer for `text_tokens`, loaded when first asked
         self._tokenizer.enable_truncation(max_tokens)
         self._tokenizer.enable_padding()
         self._input_names = {node.name for node in self._session.get_inputs()}
@@ -78,6 +80,16 @@ class OnnxEmbedder:
         """Token count per text after truncation (special tokens included)."""
         encodings = self._tokenizer.encode_batch(list(texts))
         return [int(sum(e.attention_mask)) for e in encodings]
+
+    def text_tokens(self, texts: Sequence[str]) -> list[int]:
+        """Word pieces per text, whole (no truncation, no special tokens): for token budgets."""
+        if self._counter is None:
+            from tokenizers import Tokenizer
+
+            self._counter = Tokenizer.from_file(str(self._tokenizer_path))
+            self._counter.no_truncation()
+            self._counter.no_padding()
+        return [len(e.ids) for e in self._counter.encode_batch(list(texts), add_special_tokens=False)]
 
     def tokenize(self, texts: Sequence[str]) -> dict[str, npt.NDArray[np.int64]]:
         """The padded model inputs for a batch."""

@@ -29,6 +29,7 @@ from engine.names import path_problem, printable_path
 from engine.notes import remove_stale_temps
 from engine.records import Chunk, NoteInfo, ParsedNote, Progress, ReindexReport, SkippedFile
 from engine.vault import LinkResolver, NoteUnreadable, VaultFile, parse_note, read_note, scan_vault
+from engine.vault.parse import PARSE_VERSION
 
 log = logging.getLogger("cairn.indexer")
 
@@ -132,6 +133,10 @@ class Indexer:
             # cut every note again. Texts that come out the same keep their embeddings.
             log.info("chunking changed to %s (version, words/overlap): every note is re-chunked", layout)
             full = True
+        if paths is None and known and not full and self._catalog.get_meta("parsing") != str(PARSE_VERSION):
+            # The parser now yields more (links' properties): every note is parsed again.
+            log.info("parsing changed to version %s: every note is parsed again", PARSE_VERSION)
+            full = True
         to_prepare: list[_Unparsed] = []
         touched: list[tuple[str, float, int]] = []
         seen: set[str] = set()
@@ -171,6 +176,7 @@ class Indexer:
             self._catalog.set_meta("attachments", json.dumps(attachments))
         if paths is None:
             self._catalog.set_meta("chunking", layout)
+            self._catalog.set_meta("parsing", str(PARSE_VERSION))
         changed_paths = [p.info.path for p in pending]
         if changed_paths or gone:
             self._resolve_links(changed_paths, titles_changed=names_changed)

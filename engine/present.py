@@ -15,13 +15,19 @@ from engine.names import printable_path
 from engine.query.parse import query_without
 from engine.records import (
     CHANNEL_LABELS,
+    Backlink,
     Badge,
+    ContextBundle,
     Hit,
     IndexStatus,
+    NoteView,
     QueryReading,
     ReindexReport,
+    Relation,
+    SaveResult,
     SearchResults,
     WatchBatch,
+    WhyReport,
 )
 from engine.vault.callouts import TONE_RGB, Callout, CalloutStyle
 from engine.vault.links import WIKILINK, WikiParts, split_wikilink
@@ -57,12 +63,17 @@ __all__ = [
     "RenderContext",
     "WikiParts",
     "asked_kind_text",
+    "backlink_to_json",
     "badges",
     "colliding_titles",
+    "context_text",
+    "context_to_json",
     "cut_reason",
     "footnote_number",
     "highlighted",
+    "hit_to_json",
     "link_spans",
+    "note_to_json",
     "obsidian_markdown",
     "one_line",
     "parse_markdown",
@@ -72,11 +83,17 @@ __all__ = [
     "reading_text",
     "reading_to_json",
     "reindex_to_json",
+    "relation_from",
+    "relation_text",
+    "relation_to_json",
     "results_to_json",
+    "save_to_json",
     "split_hits",
     "split_wikilink",
     "status_to_json",
     "watch_line",
+    "why_lines",
+    "why_to_json",
 ]
 
 
@@ -96,37 +113,67 @@ def colliding_titles(items: Sequence[tuple[str, str]]) -> set[str]:
     return shared
 
 
+def relation_text(relation: Relation) -> str:
+    """A named relation on one line: `Priya Kumar —attended→ Atlas 2026 Kickoff`."""
+    return f"{relation.source} —{relation.relation}→ {relation.target}"
+
+
+def relation_from(relation: Relation, title: str) -> str:
+    """A named relation as seen from the note titled `title`: `attended →` (it is the subject) or `← owner`."""
+    return f"{relation.relation} →" if relation.source == title else f"← {relation.relation}"
+
+
+def relation_to_json(relation: Relation) -> dict[str, Any]:
+    """A named relation as the JSON shapes write it."""
+    return {
+        "source": relation.source,
+        "relation": relation.relation,
+        "target": relation.target,
+        "explicit": relation.explicit,
+    }
+
+
+def hit_to_json(hit: Hit) -> dict[str, Any]:
+    """One hit of `results_to_json`."""
+    channels: dict[str, Any] = {}
+    for name, ev in hit.channels.items():
+        entry: dict[str, Any] = {"rank": ev.rank, "score": round(ev.score, 4)}
+        if name == "fulltext":
+            entry["matched_terms"] = list(ev.matched_terms)
+            entry["matched_words"] = list(ev.matched_words)
+        elif name == "vectors":
+            entry["chunk_id"] = ev.chunk_id
+        elif name == "graph":
+            entry["path"] = list(ev.graph_path)
+            entry["relation"] = ev.graph_relation
+            entry["relations"] = [relation_to_json(r) for r in ev.relations]
+        channels[name] = entry
+    vectors, graph = hit.channels.get("vectors"), hit.channels.get("graph")
+    out: dict[str, Any] = {
+        "path": hit.path,
+        "title": hit.title,
+        "score": hit.score,
+        "label": hit.label,
+        "channels": channels,
+        "vector_score": round(vectors.score, 4) if vectors is not None else None,
+        "graph_boost": round(hit.votes.get("graph", 0.0), 4),
+        "traversed": list(graph.graph_path) if graph is not None else [],
+        "create_safety": hit.create_safety,
+        "snippet": {
+            "text": hit.snippet.text,
+            "heading": hit.snippet.heading,
+            "line": hit.snippet.line,
+            "highlights": [list(span) for span in hit.snippet.highlights],
+        },
+    }
+    if hit.label == "flat_scan":
+        out["flat_scan"] = list(hit.flat_scan)
+    return out
+
+
 def results_to_json(results: SearchResults) -> dict[str, Any]:
     """The documented JSON shape of a search (also served by the web API)."""
-    hits = []
-    for hit in results.hits:
-        channels: dict[str, Any] = {}
-        for name, ev in hit.channels.items():
-            entry: dict[str, Any] = {"rank": ev.rank, "score": round(ev.score, 4)}
-            if name == "fulltext":
-                entry["matched_terms"] = list(ev.matched_terms)
-                entry["matched_words"] = list(ev.matched_words)
-            elif name == "vectors":
-                entry["chunk_id"] = ev.chunk_id
-            elif name == "graph":
-                entry["path"] = list(ev.graph_path)
-                entry["relation"] = ev.graph_relation
-            channels[name] = entry
-        hits.append(
-            {
-                "path": hit.path,
-                "title": hit.title,
-                "score": hit.score,
-                "label": hit.label,
-                "channels": channels,
-                "snippet": {
-                    "text": hit.snippet.text,
-                    "heading": hit.snippet.heading,
-                    "line": hit.snippet.line,
-                    "highlights": [list(span) for span in hit.snippet.highlights],
-                },
-            }
-        )
+    hits = [hit_to_json(hit) for hit in results.hits]
     return {
         # What was typed, as valid UTF-8 (a command-line argument may carry bytes that are not).
         "query": results.query.encode("utf-8", "backslashreplace").decode("utf-8"),
@@ -321,3 +368,157 @@ def watch_line(batch: WatchBatch) -> str:
         f"{len(report.removed)} removed, {len(report.skipped)} skipped, "
         f"{report.embedded_chunks} chunks embedded in {batch.seconds:.2f}s"
     )
+
+
+def why_to_json(report: WhyReport) -> dict[str, Any]:
+    """The JSON shape of `engine search --why` (and the web's and the MCP server's)."""
+    return {
+        "query": report.query,
+        "path": report.path,
+        "title": report.title,
+        "rank": report.rank,
+        "score": report.score,
+        "shown": report.shown,
+        "cutoff": report.cutoff,
+        "channels": {
+            c.channel: {
+                "rank": c.rank,
+                "score": None if c.score is None else round(c.score, 4),
+                "listed": c.listed,
+                "counted": c.counted,
+                "factor": c.factor,
+                "vote": c.vote,
+                "status": c.status,
+            }
+            for c in report.channels
+        },
+        "floors": list(report.floors),
+        "reasons": list(report.reasons),
+    }
+
+
+def why_lines(report: WhyReport) -> list[str]:
+    """`engine search --why` as text: the note's place, each channel's view of it, the reasons."""
+    place = f"#{report.rank}" if report.rank is not None else "not ranked"
+    lines = [f"{one_line(report.title)} ({one_line(report.path)}): {place}, fused score {report.score:.4f} "
+             f"(the last of {report.shown} shown: {report.cutoff:.4f})"]
+    for c in report.channels:
+        label = CHANNEL_LABELS[c.channel]
+        if c.status == "unavailable":
+            lines.append(f"  {label:<5} unavailable")
+            continue
+        where = f"rank {c.rank} of {c.listed}" if c.rank is not None else f"not in its {c.listed}"
+        score = f", score {c.score:.4f}" if c.score is not None else ""
+        lines.append(f"  {label:<5} {where}{score}; fusion counts {c.counted}, factor {c.factor:g}, vote {c.vote:.4f}")
+    lines.extend(f"  - {one_line(reason)}" for reason in report.reasons)
+    return lines
+
+
+def context_to_json(bundle: ContextBundle) -> dict[str, Any]:
+    """The JSON shape of `engine context --json` (and the MCP server's `context` tool)."""
+    return {
+        "question": bundle.question,
+        "sources": [
+            {"id": s.id, "path": s.path, "title": s.title, "heading": s.heading, "line": s.line,
+             "text": s.text, "rank": s.rank, "tokens": s.tokens}
+            for s in bundle.sources
+        ],
+        "entities": [
+            {"name": e.name, "kind": e.kind, "path": e.path, "description": e.description,
+             "rank": e.rank, "hop": e.hop, "score": round(e.score, 4), "tokens": e.tokens}
+            for e in bundle.entities
+        ],
+        "relationships": [
+            {"source": r.source, "target": r.target, "relation": r.relation, "evidence": r.evidence,
+             "words": list(r.words), "weight": r.weight, "rank": r.rank, "hop": r.hop, "tokens": r.tokens}
+            for r in bundle.relationships
+        ],
+        "counts": {
+            "chunks": bundle.counts.chunks,
+            "entities": bundle.counts.entities,
+            "relationships": bundle.counts.relationships,
+            "neighbours": bundle.counts.neighbours,
+            "left_out": bundle.counts.left_out,
+        },
+        "budgets": bundle.budgets,
+        "used": bundle.used,
+        "tokenizer": bundle.tokenizer,
+        "depth": bundle.depth,
+        "notes": list(bundle.notes),
+        "channels": {
+            name: {"status": st.status, **({"message": st.message} if st.message else {})}
+            for name, st in bundle.channels.items()
+        },
+    }
+
+
+def context_text(bundle: ContextBundle) -> str:
+    """`engine context` as plain text: three sections and the counts, ready to paste."""
+    out = [f"# Context for: {one_line(bundle.question)}", "", "## Sources"]
+    for s in bundle.sources:
+        heading = f" > {s.heading}" if s.heading else ""
+        out.extend([f"[{s.rank}] {s.title}{heading} ({s.path}, line {s.line}, chunk {s.id})", s.text, ""])
+    if not bundle.sources:
+        out.extend(["(none)", ""])
+    out.append("## Entities")
+    out.extend(
+        f"{e.rank}. {e.name} ({e.kind}{', ' + str(e.hop) + ' hop' + ('s' if e.hop > 1 else '') if e.hop else ''})"
+        + (f": {e.description}" if e.description else "")
+        for e in bundle.entities
+    )
+    if not bundle.entities:
+        out.append("(none)")
+    out.extend(["", "## Relationships"])
+    for r in bundle.relationships:
+        how = r.relation or r.evidence
+        words = f" — {' '.join(r.words)}" if r.words else ""
+        out.append(f"{r.rank}. {r.source} —{how}→ {r.target} (weight {r.weight:g}){words}")
+    if not bundle.relationships:
+        out.append("(none)")
+    counts = bundle.counts
+    out.extend([
+        "",
+        f"counts: {counts.chunks} chunks, {counts.entities} entities ({counts.neighbours} neighbours), "
+        f"{counts.relationships} relationships; tokens {bundle.used['total']}/{bundle.budgets['total']} "
+        f"(sources {bundle.used['sources']}/{bundle.budgets['sources']}, entities {bundle.used['entities']}/"
+        f"{bundle.budgets['entities']}, relationships {bundle.used['relationships']}/{bundle.budgets['relationships']})",
+        f"tokens counted as: {bundle.tokenizer}",
+    ])
+    out.extend(f"note: {note}" for note in bundle.notes)
+    return "\n".join(out) + "\n"
+
+
+def note_to_json(view: NoteView, backlinks: Sequence[Backlink]) -> dict[str, Any]:
+    """A note as the MCP server's `read` returns it: its record, text, links and backlinks."""
+    info = view.info
+    return {
+        "found": True,
+        "path": info.path,
+        "title": info.title,
+        "aliases": list(info.aliases),
+        "tags": list(info.tags),
+        "headings": [{"level": h.level, "text": h.text, "line": h.line} for h in info.headings],
+        "text": view.text,
+        "links": [
+            {
+                "target": link.target,
+                "display": link.display,
+                "heading": link.heading,
+                "line": link.line,
+                "property": link.property,
+                "resolved": resolved,
+            }
+            for link, resolved in view.links
+        ],
+        "backlinks": [backlink_to_json(b) for b in backlinks],
+    }
+
+
+def backlink_to_json(backlink: Backlink) -> dict[str, Any]:
+    """A backlink: the linking note and the line that links."""
+    return {"path": backlink.path, "title": backlink.title, "line": backlink.line, "context": backlink.context}
+
+
+def save_to_json(result: SaveResult) -> dict[str, Any]:
+    """What a write did: the note's path and sha, and whether the index took it in."""
+    return {"path": result.path, "sha": result.sha, "indexed": result.indexed, "warnings": list(result.warnings)}

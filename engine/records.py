@@ -21,7 +21,15 @@ EvidenceLabel = Literal[
     "graph_neighbor",
     "weak_semantic",
     "filter_match",
+    "flat_scan",
 ]
+
+# Where a search's graph walk starts: the entities the query names, those its top chunks name, or both.
+GraphSeeding = Literal["query", "chunks", "both"]
+
+# Whether a note of the name a query says already exists: an exact title or alias
+# match, a near one, or nothing to go by.
+CreateSafety = Literal["exists", "probable", "unknown"]
 
 
 @dataclass(frozen=True)
@@ -39,6 +47,8 @@ class Link:
 
     `target` is the link target as written without heading/block part
     (`Note`, `folder/Note`, `image.png`); `kind` is `wikilink` or `markdown`.
+    `property` names the frontmatter property (`company: "[[Acme]]"`) or Dataview-style
+    inline field (`works_at:: [[Acme]]`) the link is the value of, as written.
     """
 
     target: str
@@ -48,6 +58,7 @@ class Link:
     embed: bool
     line: int
     kind: Literal["wikilink", "markdown"] = "wikilink"
+    property: str | None = None
 
 
 @dataclass(frozen=True)
@@ -110,6 +121,24 @@ class NoteInfo:
     warnings: tuple[str, ...] = ()
 
 
+# The graph evidence of a note a top chunk names (hop 0 of a walk from the top chunks).
+CHUNK_SEEDED = "named in a top chunk"
+
+
+@dataclass(frozen=True)
+class Relation:
+    """A relation the vault names between two notes, subject first: Priya Kumar —attended→ Atlas Kickoff.
+
+    `source` does `relation` to `target` (both titles). `explicit` says a property or
+    inline field holds it (`company: "[[Acme]]"`), not a sentence.
+    """
+
+    source: str
+    relation: str
+    target: str
+    explicit: bool = False
+
+
 @dataclass(frozen=True)
 class ChannelHit:
     """One note found by one channel, with that channel's raw evidence."""
@@ -121,6 +150,8 @@ class ChannelHit:
     chunk_id: int | None = None
     graph_path: tuple[str, ...] = ()
     graph_relation: str | None = None
+    # The named relations along `graph_path`, where the vault names one.
+    relations: tuple[Relation, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -138,6 +169,7 @@ class ChannelEvidence:
     chunk_id: int | None = None
     graph_path: tuple[str, ...] = ()
     graph_relation: str | None = None
+    relations: tuple[Relation, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -152,7 +184,13 @@ class Snippet:
 
 @dataclass(frozen=True)
 class Hit:
-    """One fused search result."""
+    """One fused search result.
+
+    `votes` are what each channel added to the fused score (the graph's is its boost);
+    `create_safety` says whether this note is the note the query names (`exists`), nearly
+    (`probable`), or neither (`unknown`); `flat_scan` lists the query words a flat scan
+    matched (`atlsa ~ atlas`) for a hit no channel found.
+    """
 
     path: str
     title: str
@@ -160,6 +198,9 @@ class Hit:
     label: EvidenceLabel
     channels: dict[ChannelName, ChannelEvidence]
     snippet: Snippet
+    votes: dict[ChannelName, float] = field(default_factory=dict)
+    create_safety: CreateSafety = "unknown"
+    flat_scan: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -200,8 +241,10 @@ class FusionTrace:
     `hops` are the notes of the asked kind the best keyword match links to: the graph's
     list puts them first. `factors` scale one channel's vote for one note; `floors` are
     the exact title and alias matches put first; `relational` says the graph answered a
-    relation question (its weight is boosted). `engine.search.fusion.refuse` fuses a
-    trace again, whole, without a channel or with one alone.
+    relation question (its weight is boosted); `weights` are the channel weights this
+    search was told to use instead of the configured ones (`--graph-weight`).
+    `engine.search.fusion.refuse` fuses a trace again, whole, without a channel or with
+    one alone.
     """
 
     rankings: dict[ChannelName, tuple[str, ...]] = field(default_factory=dict)
@@ -209,6 +252,12 @@ class FusionTrace:
     factors: dict[str, dict[str, float]] = field(default_factory=dict)
     floors: tuple[str, ...] = ()
     relational: bool = False
+    # Notes a flat scan of titles and fuzzy terms found when the channels found fewer than
+    # asked; they follow the fused ones.
+    fallback: tuple[str, ...] = ()
+    weights: dict[str, float] = field(default_factory=dict)
+    # Each channel's raw scores, in the order of its ranking (for "why is this note not here").
+    scores: dict[ChannelName, tuple[float, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -268,6 +317,132 @@ class SearchResults:
     # Hits before this index have confident evidence; those after are the nearest notes
     # shown under a "no confident match" divider (front ends draw it here).
     confident: int = field(default=0, compare=False)
+
+
+@dataclass(frozen=True)
+class ChannelWhy:
+    """How one channel saw one note in one search: its place, its vote, and what weighed on it.
+
+    `rank` is its place in the channel's list (None: not in it); `listed` how many the
+    channel returned and `counted` how many of them fusion counts; `factor` what fusion
+    multiplied this channel's vote for the note by; `vote` what it added to the fused score.
+    """
+
+    channel: ChannelName
+    rank: int | None
+    score: float | None
+    listed: int
+    counted: int
+    factor: float
+    vote: float
+    status: ChannelState = "ok"
+
+
+@dataclass(frozen=True)
+class WhyReport:
+    """Why a note is where it is in a search's results, or not in them.
+
+    `rank` is its place in the whole fused list (None: no channel counted it), `shown` how
+    many results the search was asked for, `cutoff` the fused score of the last one shown.
+    `reasons` are the rules and cuts that placed it, the most telling first.
+    """
+
+    query: str
+    path: str
+    title: str
+    rank: int | None
+    score: float
+    shown: int
+    cutoff: float
+    channels: tuple[ChannelWhy, ...]
+    floors: tuple[str, ...]
+    reasons: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ContextSource:
+    """A chunk a question's context quotes: its catalog id, note, heading path, text and place."""
+
+    id: int
+    path: str
+    title: str
+    heading: str
+    text: str
+    line: int
+    rank: int
+    tokens: int
+
+
+@dataclass(frozen=True)
+class ContextEntity:
+    """An entity a context's chunks name or lead to: a note, a tag or a free-text name.
+
+    `hop` is 0 for one a source chunk names, else how many edges the walk took to it;
+    `description` is one line (a property's or the note's first sentence).
+    """
+
+    name: str
+    kind: str
+    path: str | None
+    description: str
+    rank: int
+    hop: int
+    score: float
+    tokens: int
+
+
+@dataclass(frozen=True)
+class ContextRelationship:
+    """An edge between two of a context's entities: what relates them and how strongly.
+
+    `relation` is the named relation subject first ("Priya Kumar —attended→ Atlas
+    Kickoff", then `source` is its subject) when the vault names one; `evidence` the
+    kind of edge (links, mentions, tagged, co-occurs); `words` the content words of the
+    sentence that links them.
+    """
+
+    source: str
+    target: str
+    relation: str | None
+    evidence: str
+    words: tuple[str, ...]
+    weight: float
+    rank: int
+    hop: int
+    tokens: int
+
+
+@dataclass(frozen=True)
+class ContextCounts:
+    """How much a context holds, and how much its budgets left out."""
+
+    chunks: int
+    entities: int
+    relationships: int
+    neighbours: int
+    left_out: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ContextBundle:
+    """What a question needs from the vault, in three sections, each within its token budget.
+
+    `budgets` and `used` are tokens per section ("sources", "entities", "relationships",
+    "total"); `tokenizer` says how tokens were counted; `notes` say how the context
+    degraded (no entities, no edges, a channel unavailable).
+    """
+
+    question: str
+    sources: tuple[ContextSource, ...]
+    entities: tuple[ContextEntity, ...]
+    relationships: tuple[ContextRelationship, ...]
+    counts: ContextCounts
+    budgets: dict[str, int]
+    used: dict[str, int]
+    tokenizer: str
+    depth: int
+    notes: tuple[str, ...] = ()
+    channels: dict[ChannelName, ChannelStatus] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -349,12 +524,13 @@ class LinkedNote:
 
 @dataclass(frozen=True)
 class Neighbor:
-    """An entity next to a note in the graph, with the edge weight."""
+    """An entity next to a note in the graph, with the edge weight and the relation the vault names, if any."""
 
     name: str
     kind: str
     weight: float
     path: str | None = None
+    relation: Relation | None = None
 
 
 @dataclass(frozen=True)

@@ -60,6 +60,7 @@ def _stable(payload: dict[str, object]) -> dict[str, object]:
         channel.pop("ms", None)
     for hit in payload["hits"]:  # type: ignore[union-attr]
         hit["score"] = round(hit["score"], 4)
+        hit["graph_boost"] = round(hit["graph_boost"], 3)
         for evidence in hit["channels"].values():
             evidence.pop("chunk_id", None)
             evidence["score"] = round(evidence["score"], 3)
@@ -77,13 +78,18 @@ def test_search_json_golden(sample_copy: Path, tmp_path: Path, capsys: pytest.Ca
     assert set(payload["channels"]) == {"fulltext", "vectors", "graph"}
     assert payload["channels"]["vectors"]["status"] == "unavailable"
     for hit in payload["hits"]:
-        assert set(hit) == {"path", "title", "score", "label", "channels", "snippet"}
+        assert set(hit) == {
+            "path", "title", "score", "label", "channels", "snippet",
+            "vector_score", "graph_boost", "traversed", "create_safety",
+        }
+        assert hit["vector_score"] is None  # no model
+        assert hit["create_safety"] in ("exists", "probable", "unknown")
         assert set(hit["snippet"]) == {"text", "heading", "line", "highlights"}
         assert "vectors" not in hit["channels"]
         for name, evidence in hit["channels"].items():
             assert {"rank", "score"} <= set(evidence)
             if name == "graph":
-                assert "path" in evidence
+                assert "path" in evidence and "relations" in evidence
     stable = _stable(payload)
     if not GOLDEN.exists():  # first run writes the golden file; review it before committing
         GOLDEN.write_text(json.dumps(stable, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")

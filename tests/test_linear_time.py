@@ -130,7 +130,7 @@ def test_a_run_of_brackets_gets_its_snippet_fast(unit: str, size: int) -> None:
 
 def _part_of(body: str, links: list[tuple[str, int, str]], chunks: list[tuple[int, int, int]]) -> Any:
     info = NoteInfo("A.md", "A", (), (), 0.0, 0, "x", (), ())
-    rows = NoteRows(mentions=[], chunks=chunks, links=links)
+    rows = NoteRows(mentions=[], chunks=chunks, links=[(target, line, written, None) for target, line, written in links])
     notes = {target for target, _, _ in links}
     return note_part(info, rows, lambda: (body, 0), {}, notes, 3, True, ENGLISH)
 

@@ -6,7 +6,7 @@ import posixpath
 
 from textual.content import Content
 
-from engine.present import CHANNEL_LABELS, asked_kind_text, badges
+from engine.present import CHANNEL_LABELS, asked_kind_text, badges, relation_text
 from engine.records import CHANNEL_NAMES, ChannelName, Hit, SearchResults
 
 CHANNEL_STYLE: dict[ChannelName, str] = {
@@ -112,6 +112,11 @@ def explain_content(hit: Hit | None, results: SearchResults, show_timings: bool)
             if evidence.chunk_id is not None:
                 detail += f"{'  ' if detail else ''}chunk {evidence.chunk_id}"
             lines.append(Content.assemble(label, f"  rank {evidence.rank:<3} score {evidence.score:<9.4f} {detail}"))
+            lines.extend(Content.styled(f"        {relation_text(r)}", "italic") for r in evidence.relations)
+        votes = " · ".join(f"{CHANNEL_LABELS[name]} {vote:.4f}" for name, vote in hit.votes.items())
+        lines.append(Content.assemble(("votes ", "bold"), votes or "-", ("  create safety ", "bold"), hit.create_safety))
+        if hit.flat_scan:
+            lines.append(Content.assemble(("flat scan ", "bold"), ", ".join(hit.flat_scan)))
     lines.append(Content.assemble(("channels ", "bold"), channel_summary(results, show_timings)))
     lines.append(Content.assemble(("recognized ", "bold"), ", ".join(results.recognized_entities) or "-"))
     expanded = ", ".join(results.expanded_entities[:12])

@@ -25,6 +25,8 @@ _FIELDS = ("title", "aliases", "headings", "tags", "body")
 # Prefix expansions come from buckets of terms sharing their first letters.
 _ALPHABET = "abcdefghijklmnopqrstuvwxyz"
 _BUCKET_CHARS = 2
+# Shorter words have too many neighbours one edit away to be worth a fuzzy guess.
+_FUZZY_MIN_CHARS = 4
 # Whoosh's multi-process writer pays off only for big batches (worker start-up, extra segments).
 _PARALLEL_WRITE_MIN = 2000
 _MAX_WRITER_PROCS = 2
@@ -186,14 +188,18 @@ class FulltextChannel:
             ]
             return ChannelAnswer(hits=tuple(hits))
 
-    def corrections(self, words: Sequence[str], prefix: str | None = None) -> dict[str, tuple[str, str]]:
+    def corrections(
+        self, words: Sequence[str], prefix: str | None = None, known: Collection[str] = frozenset()
+    ) -> dict[str, tuple[str, str]]:
         """For each word the index has never seen, (the index term, the word) one edit away that most notes hold.
 
         An edit is one letter deleted, inserted, replaced, or two neighbours swapped
         ("kikcoff" → kickoff, "postgress" → postgres); a word the index knows, or one with
         no such neighbour, is left alone. Words under four letters and numbers are never
         corrected: too many of their neighbours are words of their own. `prefix`, the word
-        still being typed, is corrected only when no index term starts with it.
+        still being typed, is corrected only when no index term starts with it. Of variants
+        that read as the same index term, one in `known` (the language's whole words) is
+        the one shown: "atlsa" reads as atlas, not as the stem's other spelling "atla".
         """
         with self._lock:
             scorer = self._scorer_for(self._searcher)
@@ -205,13 +211,13 @@ class FulltextChannel:
                 words = [*words, prefix]
             for word in words:
                 if word not in cache[1]:
-                    cache[1][word] = self._correction(scorer, word)
+                    cache[1][word] = self._correction(scorer, word, known)
                 found = cache[1][word]
                 if found:
                     out[word] = found
             return out
 
-    def _correction(self, scorer: BulkScorer, word: str) -> tuple[str, str] | None:
+    def _correction(self, scorer: BulkScorer, word: str, known: Collection[str]) -> tuple[str, str] | None:
         if len(word) < 4 or not word.isalpha():
             return None
         stems = self.analyze(word)
@@ -238,11 +244,11 @@ class FulltextChannel:
                 add(head + c + tail, 3)  # a letter inserted
         variants.pop(word, None)
         best: tuple[str, str] | None = None
-        best_key: tuple[int, int, int, str] | None = None
+        best_key: tuple[int, int, int, int, str] | None = None
         for variant, kind in variants.items():
             for stem in self.analyze(variant):
                 count = self._frequency(scorer, stem)
-                key = (-count, kind, len(variant), variant)
+                key = (-count, int(variant not in known), kind, len(variant), variant)
                 if count and (best_key is None or key < best_key):
                     best, best_key = (stem, variant), key
         return best
@@ -264,6 +270,32 @@ class FulltextChannel:
                 docs = set(scorer.docs_with(stem, fields).tolist())
                 found = docs if found is None else found & docs
             return {scorer.path_of(doc) for doc in found or ()}
+    def fuzzy_search(self, words: Sequence[str], limit: int) -> list[tuple[str, tuple[str, ...]]]:
+        """Notes holding an indexed term one edit from a query word ("atlsa" → atla), best first.
+
+        The flat scan's fallback when no channel found enough: (path, "word ~ term" pairs).
+        Terms are looked for among those sharing the word's first letters, so a typo there
+        finds nothing.
+        """
+        with self._lock:
+            scorer = self._scorer_for(self._searcher)
+            near: dict[str, str] = {}
+            forms = [form for w in words for form in (fold_accents(w.lower()), *self.analyze(w))]
+            for word in dict.fromkeys(forms):
+                if len(word) < _FUZZY_MIN_CHARS:
+                    continue
+                start = word[:_BUCKET_CHARS]
+                for field in ("title", "body"):
+                    for term in scorer.terms(field, start):
+                        if term != word and within_one_edit(word, term):
+                            near.setdefault(term, word)
+            if not near:
+                return []
+            clauses = [(field, term, boost) for term in near for field, boost in self._boosts()]
+            return [
+                (scorer.path_of(doc.docnum), tuple(f"{near[t]} ~ {t}" for t in doc.matched_terms if t in near))
+                for doc in scorer.search(clauses, limit)
+            ]
 
     def term_weights(self, terms: Iterable[str]) -> dict[str, float]:
         """Each index term's idf in the body field (BM25's, as Whoosh computes it)."""
@@ -349,6 +381,20 @@ class FulltextChannel:
 
 
 @lru_cache(maxsize=1)
+def within_one_edit(a: str, b: str) -> bool:
+    """Whether one insertion, deletion or substitution turns `a` into `b` (or they are equal)."""
+    if abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) > len(b):
+        a, b = b, a
+    prefix = 0
+    while prefix < len(a) and a[prefix] == b[prefix]:
+        prefix += 1
+    if len(a) == len(b):
+        return a[prefix + 1 :] == b[prefix + 1 :]
+    return a[prefix:] == b[prefix + 1 :]
+
+
 def _shared_analyzer() -> Any:
     return _schema()["body"].analyzer
 

@@ -12,10 +12,45 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Literal
 
-__all__ = ["LANGUAGES", "Lexicon", "lexicon_for"]
+__all__ = ["LANGUAGES", "Lexicon", "PhraseUse", "RelationWords", "lexicon_for"]
 
 LANGUAGES = ("en",)
+
+# How a relation phrase relates the notes on either side of it in a sentence.
+#   active:       X <phrase> Y, X does it to Y ("attended", "founder of", "works at")
+#   passive:      X <phrase> Y, Y does it to X ("attended by", "founded by", "manages")
+#   subject_role: the note it names does it ("Attendees: [[A]], [[B]]", "investors")
+#   object_role:  the note it names has it done ("Manager: [[B]]")
+PhraseUse = Literal["active", "passive", "subject_role", "object_role"]
+
+
+@dataclass(frozen=True)
+class RelationWords:
+    """How one language writes one named relation between two notes ("attended", "works at").
+
+    The sentence phrases are read in a link's sentence; the properties name frontmatter
+    properties and inline fields that hold links (`company: "[[Acme]]"`): an object
+    property names what the note relates to, a subject property who relates to the note.
+    """
+
+    name: str
+    active: tuple[str, ...] = ()
+    passive: tuple[str, ...] = ()
+    subject_roles: tuple[str, ...] = ()
+    object_roles: tuple[str, ...] = ()
+    object_properties: tuple[str, ...] = ()
+    subject_properties: tuple[str, ...] = ()
+
+    def uses(self) -> list[tuple[str, PhraseUse]]:
+        """Every sentence phrase with how it relates its two sides."""
+        return [
+            *((p, "active") for p in self.active),
+            *((p, "passive") for p in self.passive),
+            *((p, "subject_role") for p in self.subject_roles),
+            *((p, "object_role") for p in self.object_roles),
+        ]
 
 
 @dataclass(frozen=True)
@@ -51,10 +86,52 @@ class Lexicon:
     # Whole words of the language (a tokenizer's vocabulary): typo correction leaves them alone,
     # "attended" is a word even where no note says it. Loaded on first use.
     known_words: Callable[[], frozenset[str]] = field(default=frozenset, repr=False, compare=False)
+    # Named relations between notes, read from a link's sentence and from properties.
+    relations: tuple[RelationWords, ...] = ()
+    # Words that turn an active phrase passive before the name ("founded in 2022 by X").
+    passive_marks: frozenset[str] = frozenset()
+    # Words that open a clause with its own subject between a name and a phrase ("X, which he founded").
+    clause_marks: frozenset[str] = frozenset()
+    # Frontmatter properties that describe a note in a line, first found first used.
+    description_properties: tuple[str, ...] = ()
     resemblance_pattern: re.Pattern[str] = field(init=False, repr=False, compare=False)
+    # Every relation phrase, longest first, as one pattern; and each (lowercased, one
+    # space between words) with its relation and use.
+    relation_pattern: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
+    relation_phrases: dict[str, tuple[str, PhraseUse]] = field(init=False, repr=False, compare=False)
+    # Property names (lowercased, `_` and `-` as spaces) → (relation, True if the linked note is the subject).
+    relation_properties: dict[str, tuple[str, bool]] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "resemblance_pattern", re.compile(rf"\b(?:{self.resemblance})\b", re.IGNORECASE))
+        phrases: dict[str, tuple[str, PhraseUse]] = {}
+        properties: dict[str, tuple[str, bool]] = {}
+        written: set[str] = set()
+        for relation in self.relations:
+            for phrase, use in relation.uses():
+                written.add(phrase.casefold())
+                phrases.setdefault(phrase_key(phrase), (relation.name, use))
+                # A property named like a phrase relates as the phrase does.
+                properties.setdefault(phrase_key(phrase), (relation.name, use in ("passive", "subject_role")))
+            for name in relation.object_properties:
+                properties.setdefault(phrase_key(name), (relation.name, False))
+            for name in relation.subject_properties:
+                properties.setdefault(phrase_key(name), (relation.name, True))
+        pattern = None
+        if written:
+            # Longest first, so "founder of" is read before "founder"; words are separated
+            # by any run of blanks, never by a backtracking group (linear in the sentence).
+            alternatives = sorted(written, key=lambda p: (-len(p), p))
+            body = "|".join(r"[ \t]+".join(re.escape(w) for w in p.split()) for p in alternatives)
+            pattern = re.compile(rf"(?<!\w)(?:{body})(?!\w)", re.IGNORECASE)
+        object.__setattr__(self, "relation_pattern", pattern)
+        object.__setattr__(self, "relation_phrases", phrases)
+        object.__setattr__(self, "relation_properties", properties)
+
+
+def phrase_key(text: str) -> str:
+    """A relation phrase or property name as the lexicon keys it: lowercase, one space between words."""
+    return " ".join(text.replace("_", " ").replace("-", " ").casefold().split())
 
 
 def lexicon_for(language: str) -> Lexicon:

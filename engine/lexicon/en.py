@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import json
 
-from engine.lexicon import Lexicon
+from engine.lexicon import Lexicon, RelationWords
 
 _PERSON_MARKS = frozenset({"people", "person", "persons", "contacts", "contact"})
 
@@ -74,5 +74,73 @@ ENGLISH = Lexicon(
     ),
     month_preposition="in",
     known_words=_vocabulary,
+    description_properties=("description", "summary", "about", "role", "bio"),
+    passive_marks=frozenset({"by"}),
+    clause_marks=frozenset({"which", "who", "whom", "whose", "that", "where", "when", "he", "she", "they", "we", "i"}),
+    relations=(
+        RelationWords(
+            "attended",
+            active=("attended", "attends", "attending", "attend", "was present at"),
+            passive=("attended by",),
+            subject_roles=("attendees", "attendee", "participants", "attendance"),
+            object_properties=("meetings", "meeting", "events", "event"),
+            subject_properties=("participants",),
+        ),
+        RelationWords(
+            "works at",
+            active=(
+                "works at", "worked at", "working at", "works for", "worked for", "working for",
+                "employed at", "employed by", "engineer at", "role at", "team at", "joined",
+                "ceo of", "cto of", "coo of", "cfo of",
+            ),
+            passive=("employs",),
+            subject_roles=("employees", "staff"),
+            object_properties=("company", "employer", "organisation", "organization", "org"),
+            subject_properties=("team", "people"),
+        ),
+        RelationWords(
+            "founded",
+            active=("founded", "co-founded", "cofounded", "founder of", "co-founder of", "cofounder of"),
+            passive=("founded by", "co-founded by", "cofounded by"),
+            subject_roles=("founders", "co-founders", "cofounders"),
+            subject_properties=("founder", "co-founder", "cofounder"),
+        ),
+        RelationWords(
+            "invested in",
+            active=(
+                "invested in", "invests in", "investing in", "investment in", "investments in",
+                "investor in", "backed",
+            ),
+            passive=("backed by", "funded by", "invested by"),
+            subject_roles=("investors", "backers"),
+            subject_properties=("investor",),
+            object_properties=("investments", "portfolio"),
+        ),
+        RelationWords(
+            "advises",
+            active=(
+                "advises", "advised", "advising", "advisor to", "adviser to", "advisor at",
+                "advisor for", "advisory role at",
+            ),
+            passive=("advised by",),
+            subject_roles=("advisors", "advisers"),
+            subject_properties=("advisor", "adviser"),
+        ),
+        RelationWords(
+            "reports to",
+            active=("reports to", "reported to", "reporting to", "reports into", "managed by"),
+            passive=("manages",),
+            subject_roles=("direct reports",),
+            object_properties=("manager", "boss"),
+        ),
+        RelationWords(
+            "part of",
+            active=("part of", "belongs to", "member of", "subsidiary of", "division of"),
+            passive=("includes", "consists of"),
+            subject_roles=("members",),
+            object_roles=("parent",),
+            object_properties=("project", "area", "up"),
+        ),
+    ),
 )
 # fmt: on

@@ -3,6 +3,23 @@
 from __future__ import annotations
 
 from engine.query.parse import MAX_QUERY_CHARS, Query, parse_query
-from engine.query.plan import NO_RELATION, Planner, QueryPlan, RelationQuestion
+from engine.query.plan import (
+    NO_GRAPH_REQUEST,
+    NO_RELATION,
+    GraphRequest,
+    Planner,
+    QueryPlan,
+    RelationQuestion,
+)
 
-__all__ = ["MAX_QUERY_CHARS", "NO_RELATION", "Planner", "Query", "QueryPlan", "RelationQuestion", "parse_query"]
+__all__ = [
+    "MAX_QUERY_CHARS",
+    "NO_GRAPH_REQUEST",
+    "NO_RELATION",
+    "GraphRequest",
+    "Planner",
+    "Query",
+    "QueryPlan",
+    "RelationQuestion",
+    "parse_query",
+]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 
 from engine.entities import EntityMatch
@@ -23,7 +23,7 @@ from engine.query.parse import Query, parse_query
 from engine.query.words import QUERY_WORD, relation_keys
 from engine.records import NO_KIND, AskedKind, ChannelName
 
-__all__ = ["NO_RELATION", "Planner", "QueryPlan", "RelationQuestion", "query_stems"]
+__all__ = ["NO_GRAPH_REQUEST", "NO_RELATION", "GraphRequest", "Planner", "QueryPlan", "RelationQuestion", "query_stems"]
 
 log = logging.getLogger("cairn.query")
 
@@ -31,7 +31,8 @@ Stemmer = Callable[[str], list[str]]
 Recognizer = Callable[[str], Sequence[EntityMatch]]
 # Words the index has never seen → (the index term, the word) they are read as.
 # (complete words, the word being typed) → {typed: (index term, the word it was read as)}
-Corrector = Callable[[Sequence[str], "str | None"], dict[str, tuple[str, str]]]
+# (complete words, the word being typed, the language's whole words: preferred spellings) → …
+Corrector = Callable[[Sequence[str], "str | None", "Collection[str]"], dict[str, tuple[str, str]]]
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,22 @@ class RelationQuestion:
 
 
 NO_RELATION = RelationQuestion()
+
+
+@dataclass(frozen=True)
+class GraphRequest:
+    """How one search walks the graph, when it is told: how far, and from which entities.
+
+    `seeds` are entity keys with weights found outside the query (the entities its top
+    chunks name); `query_entities` says whether the entities the query names seed too.
+    """
+
+    max_hops: int | None = None
+    seeds: tuple[tuple[str, float], ...] = ()
+    query_entities: bool = True
+
+
+NO_GRAPH_REQUEST = GraphRequest()
 
 
 @dataclass(frozen=True)
@@ -74,6 +91,7 @@ class QueryPlan(Query):
     candidates: frozenset[str] | None = field(default=None, repr=False, compare=False)
     # Words read as typos of the vault's words: (as typed, the vault's word it was read as).
     corrections: tuple[tuple[str, str], ...] = ()
+    graph: GraphRequest = NO_GRAPH_REQUEST
     lexicon: Lexicon = field(default=ENGLISH, repr=False, compare=False)
 
     def coverage(self, named: Sequence[str]) -> float:
@@ -194,7 +212,7 @@ class Planner:
             typed = [w for w in dict.fromkeys(complete_words) if w not in lexicon.stop_words and w not in known]
             typing = query.prefix if query.prefix and query.prefix not in known else None
             try:
-                corrected = self._correct(typed, typing) if typed or typing else {}
+                corrected = self._correct(typed, typing, known) if typed or typing else {}
             except Exception as exc:  # the vocabulary could not be read: no corrections, full text degraded
                 log.debug("typo correction failed", exc_info=True)
                 problems.append(("fulltext", f"{type(exc).__name__}: {exc}"))

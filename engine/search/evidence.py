@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 
 from engine.catalog import StoredChunk
 from engine.config import FusionConfig
-from engine.records import ChannelEvidence, ChannelName, EvidenceLabel, Snippet
+from engine.entities import normalize
+from engine.records import ChannelEvidence, ChannelName, CreateSafety, EvidenceLabel, Snippet
 from engine.vault.plain import plain_text
 
 SNIPPET_CHARS = 280
@@ -51,6 +53,34 @@ def choose_label(
     return "weak_semantic"
 
 
+def best_chunk(
+    chunks: Sequence[StoredChunk],
+    hint_terms: Sequence[str],
+    preferred_chunk_id: int | None = None,
+    phrases: Sequence[str] = (),
+) -> StoredChunk:
+    """The chunk of a note that holds the query's phrases, then most distinct query words (the
+    vector channel's best chunk among equals, and when none holds any), then most occurrences;
+    `chunks` is not empty."""
+    scanned = chunks[:_MAX_CHUNKS_SCANNED]
+    preferred = next((c for c in chunks if c.id == preferred_chunk_id), None)
+    best = preferred or chunks[0]
+    best_key = (0, 0, 0, 0)
+    patterns = _phrase_patterns(phrases)
+    for stored in scanned:
+        lowered = _lowered(stored.chunk.text)
+        distinct = sum(1 for term in hint_terms if term in lowered)
+        if not distinct:
+            continue
+        held = sum(1 for pattern in patterns if pattern.search(_words(stored.chunk.text)[0])) if patterns else 0
+        # The phrases first, then most distinct query words; among equals the vector
+        # channel's best chunk (it read the passage as a whole), then the most occurrences.
+        key = (held, distinct, int(stored is preferred), sum(lowered.count(term) for term in hint_terms))
+        if key > best_key:
+            best, best_key = stored, key
+    return best
+
+
 def build_snippet(
     chunks: Sequence[StoredChunk],
     *,
@@ -71,23 +101,12 @@ def build_snippet(
     """
     if not chunks:
         return Snippet(text="", heading="", line=1)
-    scanned = chunks[:_MAX_CHUNKS_SCANNED]
-    preferred = next((c for c in chunks if c.id == preferred_chunk_id), None)
-    best = preferred or chunks[0]
-    best_key = (0, 0, 0, 0)
-    patterns = [pattern for pattern in map(_phrase_pattern, phrases) if pattern is not None]
-    for stored in scanned:
-        lowered = _lowered(stored.chunk.text)
-        distinct = sum(1 for term in hint_terms if term in lowered)
-        if not distinct:
-            continue
-        held = sum(1 for pattern in patterns if pattern.search(_words(stored.chunk.text)[0])) if patterns else 0
-        # The phrases first, then most distinct query words; among equals the vector
-        # channel's best chunk (it read the passage as a whole), then the most occurrences.
-        key = (held, distinct, int(stored is preferred), sum(lowered.count(term) for term in hint_terms))
-        if key > best_key:
-            best, best_key = stored, key
-    return _window(best, matches, patterns)
+    patterns = _phrase_patterns(phrases)
+    return _window(best_chunk(chunks, hint_terms, preferred_chunk_id, phrases), matches, patterns)
+
+
+def _phrase_patterns(phrases: Sequence[str]) -> list[re.Pattern[str]]:
+    return [pattern for pattern in map(_phrase_pattern, phrases) if pattern is not None]
 
 
 @lru_cache(maxsize=256)
@@ -97,6 +116,56 @@ def _phrase_pattern(phrase: str) -> re.Pattern[str] | None:
     if not words:
         return None
     return re.compile(r"(?<!\w)" + r"\s+".join(map(re.escape, words)) + r"(?!\w)", re.IGNORECASE)
+
+
+# Names this close (difflib's ratio of the normalised strings) are probably the same note.
+_PROBABLE_RATIO = 0.8
+# Only this much of a query and a title is compared (difflib is quadratic).
+_COMPARED_CHARS = 200
+
+
+def create_safety(asked: str, title: str, aliases: Sequence[str], *, exact: bool) -> CreateSafety:
+    """Whether a note named as the query says already exists: this one (`exists`: its title or
+    alias is the query), probably this one (`probable`: nearly the same name, or one name holds
+    the other, at least half as long, as whole words), or nothing says so (`unknown`).
+
+    `asked` is the query as `normalized_name` reads it.
+    """
+    if exact:
+        return "exists"
+    if not asked:
+        return "unknown"
+    for name in (title, *aliases):
+        known = normalized_name(name)
+        if not known:
+            continue
+        # The ratio is at most 2·min/(sum) of the lengths, and quick_ratio bounds it from the
+        # letters alone: most titles are ruled out before the quadratic comparison.
+        if 2 * min(len(asked), len(known)) >= _PROBABLE_RATIO * (len(asked) + len(known)):
+            matcher = difflib.SequenceMatcher(None, asked, known, autojunk=False)
+            if matcher.quick_ratio() >= _PROBABLE_RATIO and matcher.ratio() >= _PROBABLE_RATIO:
+                return "probable"
+        shorter, longer = (asked, known) if len(asked) <= len(known) else (known, asked)
+        if len(shorter) >= max(4, len(longer) // 2) and _holds_words(longer, shorter):
+            return "probable"
+    return "unknown"
+
+
+@lru_cache(maxsize=8192)
+def normalized_name(name: str) -> str:
+    """A name as create_safety compares it: `entities.normalize`, cut to the compared length."""
+    return normalize(name)[:_COMPARED_CHARS]
+
+
+def _holds_words(text: str, part: str) -> bool:
+    """Whether `part` occurs in `text` as whole words."""
+    at = text.find(part)
+    while at >= 0:
+        end = at + len(part)
+        if (at == 0 or not text[at - 1].isalnum()) and (end == len(text) or not text[end].isalnum()):
+            return True
+        at = text.find(part, at + 1)
+    return False
 
 
 def readable(text: str) -> str:

@@ -8,6 +8,7 @@ measures is exactly what the search did.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import replace
 
 from engine.config import FusionConfig
 from engine.kinds import with_hops
@@ -18,6 +19,7 @@ from engine.records import ChannelName, FusionTrace
 LINK_RELATIONS = frozenset({"links to", "linked from"})
 
 
+
 def weighted_rrf(
     rankings: Mapping[str, Sequence[str]],
     *,
@@ -25,13 +27,15 @@ def weighted_rrf(
     weights: Mapping[str, float],
     depths: Mapping[str, int] | None = None,
     factors: Mapping[str, Mapping[str, float]] | None = None,
+    votes: dict[str, dict[str, float]] | None = None,
 ) -> list[tuple[str, float]]:
     """Fuse ranked lists: score(d) = sum over channels c of weight_c * f_c(d) / (k + rank_c(d)).
 
     Ranks are 1-based; only the first `depths[c]` items of a channel count. `factors`
     (default 1) scale one channel's vote for one key, e.g. by how much of the query a
     keyword hit matched. Ties break by the best rank any channel gave, then by the
-    key, so the output is deterministic.
+    key, so the output is deterministic. `votes`, when given, receives each key's vote
+    per channel (what each channel added to its score).
 
     Returns:
         (key, fused score) pairs, best first.
@@ -49,8 +53,11 @@ def weighted_rrf(
             if key in seen:
                 continue  # a channel votes once per document
             seen.add(key)
-            scores[key] = scores.get(key, 0.0) + weight * scale.get(key, 1.0) / (k + rank)
+            vote = weight * scale.get(key, 1.0) / (k + rank)
+            scores[key] = scores.get(key, 0.0) + vote
             best_rank[key] = min(best_rank.get(key, rank), rank)
+            if votes is not None:
+                votes.setdefault(key, {})[channel] = vote
     return sorted(scores.items(), key=lambda kv: (-kv[1], best_rank[kv[0]], kv[0]))
 
 
@@ -73,6 +80,7 @@ def fuse(
     *,
     relational: bool = False,
     factors: Mapping[str, Mapping[str, float]] | None = None,
+    votes: dict[str, dict[str, float]] | None = None,
 ) -> list[tuple[str, float]]:
     """The engine's whole fusion step: weighted RRF with the configured k, weights and depths, then floors.
 
@@ -86,7 +94,12 @@ def fuse(
     # Factors weigh channels against each other; a channel searched alone keeps its order.
     live = sum(1 for ranked in rankings.values() if ranked)
     fused = weighted_rrf(
-        rankings, k=config.k, weights=weights, depths=config.depths, factors=factors if live > 1 else None
+        rankings,
+        k=config.k,
+        weights=weights,
+        depths=config.depths,
+        factors=factors if live > 1 else None,
+        votes=votes,
     )
     return apply_floors(fused, floors)
 
@@ -130,8 +143,12 @@ def fusion_factors(
     term_weights: Callable[[Sequence[str]], dict[str, float]] | None,
     kind_notes: Collection[str] = (),
     hop_notes: Collection[str] = (),
+    seeds: Collection[str] | None = None,
 ) -> dict[str, dict[str, float]]:
     """Every channel's per-hit fusion factors.
+
+    `seeds` are the notes the query names that the graph walked from (default: the graph
+    hits at hop 0; a walk from the top chunks also starts at notes the query does not name).
 
     `kind_notes` are the notes of the kind the query asks for (`NoteKinds.asked_for`):
     every channel's vote for any other note counts `kind_factor` as much. `hop_notes`
@@ -142,7 +159,7 @@ def fusion_factors(
     factors = {
         **keyword_factors(keyword_hits, stems, fusion.keyword_coverage_power, weights),
         **vector_factors(vector_hits, fusion),
-        **graph_factors(plan, recognized, graph_hits, rankings, fusion, answer_notes),
+        **graph_factors(plan, recognized, graph_hits, rankings, fusion, answer_notes, seeds),
     }
     if hop_notes:
         factors.setdefault("graph", {}).update(dict.fromkeys(hop_notes, 1.0))
@@ -187,6 +204,7 @@ def graph_factors(
     rankings: Mapping[str, Sequence[str]],
     fusion: FusionConfig,
     answer_notes: Collection[str] = (),
+    seeds: Collection[str] | None = None,
 ) -> dict[str, dict[str, float]]:
     """The graph's fusion factor: how much of the query its recognised entities cover.
 
@@ -205,10 +223,14 @@ def graph_factors(
     power = fusion.entity_coverage_power
     if power <= 0 or not graph_hits:
         return {}
-    if seed_confirmed(graph_hits, rankings, fusion.seed_confirm_rank):
+    if seed_confirmed(graph_hits, rankings, fusion.seed_confirm_rank, seeds):
         factor = fusion.seed_confirm_boost
     else:
         factor = plan.coverage(recognized) ** power
+        if plan.graph.seeds:
+            # A walk from the top chunks' entities starts where the text channels found the
+            # query's answer, not from names the query happens to contain.
+            factor = max(factor, fusion.chunk_seed_factor)
     if not answer_notes:
         return {"graph": {path: factor for path, _trail in graph_hits}}
     other = factor * fusion.answer_kind_factor
@@ -216,13 +238,17 @@ def graph_factors(
 
 
 def seed_confirmed(
-    graph_hits: Sequence[tuple[str, tuple[str, ...]]], rankings: Mapping[str, Sequence[str]], within: int
+    graph_hits: Sequence[tuple[str, tuple[str, ...]]],
+    rankings: Mapping[str, Sequence[str]],
+    within: int,
+    seeds: Collection[str] | None = None,
 ) -> bool:
-    """Whether one of the graph's seed notes (hop 0) is also in another channel's top `within`."""
+    """Whether one of the graph's seed notes (`seeds`, default the hits at hop 0) is also in
+    another channel's top `within`."""
     if within <= 0:
         return False
-    seeds = {path for path, trail in graph_hits if len(trail) == 1}
-    return any(path in seeds for name, ranked in rankings.items() if name != "graph" for path in ranked[:within])
+    named = set(seeds) if seeds is not None else {path for path, trail in graph_hits if len(trail) == 1}
+    return any(path in named for name, ranked in rankings.items() if name != "graph" for path in ranked[:within])
 
 
 def answers_relation(plan: QueryPlan, recognized: Sequence[str], top_relation: str | None) -> bool:
@@ -254,15 +280,23 @@ def refuse(
     *,
     without: ChannelName | None = None,
     only: ChannelName | None = None,
+    votes: dict[str, dict[str, float]] | None = None,
 ) -> list[tuple[str, float]]:
     """Fuse a search's trace again: as it was, without one channel, or one channel alone.
 
     One channel alone is that channel's own list (no kind hop: a channel searched by
     itself has no keyword match to hop from) with the floors on top, as a search of that
-    channel alone ranks it.
+    channel alone ranks it. A fusion of several channels ends with the trace's flat-scan
+    hits (score 0), as the search's own results do.
     """
+    if trace.weights:
+        config = replace(config, weights={**config.weights, **trace.weights})
     if only is not None:
         ranked = trace.rankings.get(only)
-        return fuse({only: list(ranked)} if ranked is not None else {}, config, trace.floors)
+        return fuse({only: list(ranked)} if ranked is not None else {}, config, trace.floors, votes=votes)
     rankings = {name: ranked for name, ranked in fused_rankings(trace).items() if name != without}
-    return fuse(rankings, config, trace.floors, relational=trace.relational, factors=trace.factors)
+    fused = fuse(rankings, config, trace.floors, relational=trace.relational, factors=trace.factors, votes=votes)
+    if trace.fallback:
+        found = {key for key, _ in fused}
+        fused.extend((key, 0.0) for key in trace.fallback if key not in found)
+    return fused

@@ -11,17 +11,18 @@ from dataclasses import replace
 from functools import lru_cache
 from typing import TypeVar
 
-from engine.catalog import Catalog
+from engine.catalog import Catalog, StoredChunk
 from engine.channels.base import Channel, ChannelAnswer
 from engine.config import EngineConfig, FusionConfig
 from engine.entities import EntityMatch, fold_accents, normalize
 from engine.kinds import NoteKinds, linked_of_kind, with_hops
 from engine.lexicon import Lexicon
-from engine.query import Planner, QueryPlan
+from engine.query import GraphRequest, Planner, QueryPlan
 from engine.query.parse import query_without
 from engine.query.plan import Corrector
 from engine.records import (
     CHANNEL_NAMES,
+    CHUNK_SEEDED,
     NO_KIND,
     AskedKind,
     ChannelEvidence,
@@ -32,11 +33,24 @@ from engine.records import (
     Hit,
     QueryChip,
     QueryReading,
+    Relation,
     SearchResults,
 )
-from engine.search.evidence import build_snippet, choose_label
+from engine.search.evidence import (
+    best_chunk,
+    build_snippet,
+    choose_label,
+    create_safety,
+    normalized_name,
+)
+from engine.search.fallback import FlatScan, FuzzySearch
 from engine.search.filters import FactsTable, text_has_phrase
-from engine.search.fusion import answers_relation, fusion_factors, refuse
+from engine.search.fusion import (
+    answers_relation,
+    fusion_factors,
+    refuse,
+    weighted_rrf,
+)
 
 log = logging.getLogger("cairn.search")
 
@@ -53,8 +67,11 @@ class TitleIndex:
         self.titles: dict[str, list[str]] = {}
         self.aliases: dict[str, list[str]] = {}
         self.title_of: dict[str, str] = {}
+        self.aliases_of: dict[str, tuple[str, ...]] = {}
         for path, title, aliases in catalog.note_names():
             self.title_of[path] = title
+            if aliases:
+                self.aliases_of[path] = aliases
             key = normalize(title)
             self.titles.setdefault(key, []).append(path)
             stem = normalize(path.rsplit("/", 1)[-1].removesuffix(".md"))
@@ -92,8 +109,18 @@ class Searcher:
         notes_with: Callable[[str], set[str]] | None = None,
         correct: Corrector | None = None,
         lexicon: Lexicon,
+        chunk_entities: Callable[[Sequence[tuple[str, int]]], list[tuple[str, ...]]] | None = None,
+        fuzzy: FuzzySearch | None = None,
+        relation: Callable[[str, str], Relation | None] | None = None,
     ) -> None:
+        """`chunk_entities` gives the entity keys each (path, chunk ordinal) names (the graph's
+        chunk → entity edges); `fuzzy` is full text's search for terms one edit away;
+        `relation` the relation the graph names between two notes."""
         self._catalog = catalog
+        self._relation = relation
+        self._chunk_entities = chunk_entities
+        self._fuzzy = fuzzy
+        self._scan: FlatScan | None = None
         self._term_weights = term_weights
         self._channels = dict(channels)
         self._config = config
@@ -111,6 +138,7 @@ class Searcher:
         self._titles = TitleIndex(self._catalog)
         self._kinds = _note_kinds(self._catalog, self._stem, self._lexicon)
         self._facts = None
+        self._scan = None
 
     def plan(self, raw: str, *, as_you_type: bool = True) -> QueryPlan:
         """What the engine reads from a query (see engine/query/plan.py)."""
@@ -127,8 +155,17 @@ class Searcher:
         limit: int = 20,
         channels: Collection[ChannelName] | None = None,
         as_you_type: bool = True,
+        graph_weight: float | None = None,
+        max_hops: int | None = None,
+        seeding: str | None = None,
     ) -> SearchResults:
-        """Search every (or the chosen) channel and fuse; a failing channel only degrades."""
+        """Search every (or the chosen) channel and fuse; a failing channel only degrades.
+
+        `graph_weight`, `max_hops` and `seeding` override the configured graph weight in
+        fusion, the walk's depth and where the walk starts (`GraphConfig.seeding`) for this
+        search only. A search of several channels that finds fewer than `limit` notes ends
+        with a flat scan of titles and fuzzy terms (`flat_scan` hits).
+        """
         started = time.perf_counter()
         limit = max(limit, 0)  # a negative limit would slice hits off the end
         plan = self.plan(raw, as_you_type=as_you_type)
@@ -147,39 +184,40 @@ class Searcher:
             return self._listing(raw, plan, candidates, wanted, limit, started, reading)
         if candidates is not None:
             plan = replace(plan, candidates=candidates)
-        fusion = self._config.fusion
+        fusion = self.fusion_config(graph_weight)
+        seeding = seeding or self._config.graph.seeding
+        from_chunks = seeding in ("chunks", "both") and "graph" in wanted
+        if max_hops is not None or from_chunks:
+            plan = replace(plan, graph=GraphRequest(max_hops=max_hops, query_entities=seeding != "chunks"))
         depth = channel_depth(limit, fusion, wanted)
-        futures: dict[ChannelName, Future[tuple[ChannelAnswer, float]]] = {}
-        for name in wanted:
-            channel = self._channels.get(name)
-            if channel is not None:
-                futures[name] = self._pool.submit(_timed, channel, plan, depth)
+        # A walk from the top chunks' entities waits for the text channels' answers.
+        first = [name for name in wanted if not (from_chunks and name == "graph")]
         answers: dict[ChannelName, ChannelAnswer] = {}
         statuses: dict[ChannelName, ChannelStatus] = {}
-        for name in wanted:
-            if name not in futures:
-                statuses[name] = ChannelStatus("unavailable", 0.0, "channel not loaded")
-                continue
-            try:
-                answer, elapsed = futures[name].result()
-            except Exception as exc:  # a broken channel degrades the search, never fails it
-                statuses[name] = ChannelStatus("unavailable", 0.0, f"{type(exc).__name__}: {exc}")
-                continue
-            answers[name] = answer
-            statuses[name] = ChannelStatus(answer.status, round(elapsed, 2), answer.message)
+        self._run(plan, first, depth, answers, statuses)
+        if from_chunks:
+            no_seeds: tuple[tuple[str, float], ...] = ()
+            seeds = _degrading(statuses, "graph", lambda: self._chunk_seeds(plan, answers, fusion), no_seeds)
+            plan = replace(plan, graph=replace(plan.graph, seeds=seeds))
+            self._run(plan, ["graph"], depth, answers, statuses)
         for name, problem in plan.problems:  # planning ran a part of these channels: it failed
             _degrade(statuses, name, problem)
 
         exact, alias = self._floors(plan)
         typed = self._typed_titles(plan, {*exact, *alias})
-        trace, hop_source = self._trace(plan, answers, statuses, (*exact, *alias, *typed))
+        trace, hop_source = self._trace(plan, answers, statuses, (*exact, *alias, *typed), fusion)
         graph_answer = answers.get("graph")
         if graph_answer is not None and trace.hops:
             graph_answer = answers["graph"] = self._with_hop_hits(graph_answer, hop_source, trace.hops)
-        fused = refuse(trace, fusion)
-        if candidates is not None:  # floors and the kind hop answer only inside the filter
+        scanned: dict[str, tuple[str, ...]] = {}
+        if len(wanted) > 1:
+            scanned = self._fallback(plan, trace, fusion, limit, statuses)
+            trace = replace(trace, fallback=tuple(scanned))
+        votes: dict[str, dict[str, float]] = {}
+        fused = refuse(trace, fusion, votes=votes)
+        if candidates is not None:  # floors, the kind hop and the flat scan answer only inside the filter
             fused = [(path, score) for path, score in fused if path in candidates]
-        hits = self._hits(plan, fused[:limit], answers, set(exact), set(alias))
+        hits = self._hits(plan, fused[:limit], answers, set(exact), set(alias), votes, scanned)
         answer_notes = graph_answer.answer_notes if graph_answer is not None else frozenset()
         return SearchResults(
             query=raw,
@@ -287,6 +325,107 @@ class Searcher:
             confident=len(hits),
         )
 
+    def fusion_config(self, graph_weight: float | None = None) -> FusionConfig:
+        """The fusion settings of one search: the configured ones, with its own graph weight if told."""
+        fusion = self._config.fusion
+        if graph_weight is None:
+            return fusion
+        return replace(fusion, weights={**fusion.weights, "graph": max(0.0, graph_weight)})
+
+    def _run(
+        self,
+        plan: QueryPlan,
+        names: Sequence[ChannelName],
+        depth: int,
+        answers: dict[ChannelName, ChannelAnswer],
+        statuses: dict[ChannelName, ChannelStatus],
+    ) -> None:
+        """Run some channels concurrently; a broken one is unavailable, never an error."""
+        futures: dict[ChannelName, Future[tuple[ChannelAnswer, float]]] = {}
+        for name in names:
+            channel = self._channels.get(name)
+            if channel is not None:
+                futures[name] = self._pool.submit(_timed, channel, plan, depth)
+        for name in names:
+            if name not in futures:
+                statuses[name] = ChannelStatus("unavailable", 0.0, "channel not loaded")
+                continue
+            try:
+                answer, elapsed = futures[name].result()
+            except Exception as exc:  # a broken channel degrades the search, never fails it
+                statuses[name] = ChannelStatus("unavailable", 0.0, f"{type(exc).__name__}: {exc}")
+                continue
+            answers[name] = answer
+            statuses[name] = ChannelStatus(answer.status, round(elapsed, 2), answer.message)
+
+    def top_chunks(
+        self, plan: QueryPlan, answers: Mapping[ChannelName, ChannelAnswer], fusion: FusionConfig, notes: int
+    ) -> list[StoredChunk]:
+        """The best chunk of each of the text channels' first `notes` notes (fused), best first.
+
+        A note's best chunk is the one the vector channel matched, else the one holding
+        most of the query's words (as its snippet is chosen).
+        """
+        lists = {name: [h.path for h in answers[name].hits] for name in ("fulltext", "vectors") if name in answers}
+        top = [path for path, _ in weighted_rrf(lists, k=fusion.k, weights=fusion.weights, depths=fusion.depths)][:notes]
+        vector_chunk = {h.path: h.chunk_id for h in answers["vectors"].hits} if "vectors" in answers else {}
+        chunks_of = self._catalog.chunks_of_notes(top)
+        out: list[StoredChunk] = []
+        for path in top:
+            chunks = chunks_of.get(path, [])
+            if chunks:
+                out.append(best_chunk(chunks, list(plan.hint_terms), vector_chunk.get(path)))
+        return out
+
+    def _chunk_seeds(
+        self, plan: QueryPlan, answers: Mapping[ChannelName, ChannelAnswer], fusion: FusionConfig
+    ) -> tuple[tuple[str, float], ...]:
+        """The entities the top chunks name, weighted by those chunks' ranks (the best `chunk_seed_weight`)."""
+        if self._chunk_entities is None:
+            return ()
+        chunks = self.top_chunks(plan, answers, fusion, self._config.graph.chunk_seed_notes)
+        weights: dict[str, float] = {}
+        for rank, keys in enumerate(self._chunk_entities([(c.path, c.chunk.ordinal) for c in chunks]), start=1):
+            for key in keys:
+                weights[key] = weights.get(key, 0.0) + 1.0 / rank
+        if not weights:
+            return ()
+        scale = self._config.graph.chunk_seed_weight / max(weights.values())
+        return tuple((key, round(weight * scale, 6)) for key, weight in weights.items())
+
+    def _fallback(
+        self,
+        plan: QueryPlan,
+        trace: FusionTrace,
+        fusion: FusionConfig,
+        limit: int,
+        statuses: dict[ChannelName, ChannelStatus],
+    ) -> dict[str, tuple[str, ...]]:
+        """The flat scan's notes and what matched in each, when the channels found fewer than
+        `limit` (none of theirs), in order."""
+        found = {path for path, _ in refuse(trace, fusion)}
+        if len(found) >= limit:
+            return {}
+        scan = self._flat_scan()
+        fuzzy = self._fuzzy
+
+        def run() -> list[tuple[str, tuple[str, ...]]]:
+            return scan.scan(plan.terms, plan.prefix, plan.lexicon, exclude=found, limit=limit - len(found), fuzzy=fuzzy)
+
+        nothing: list[tuple[str, tuple[str, ...]]] = []
+        return dict(_degrading(statuses, "fulltext", run, nothing))
+
+    def _flat_scan(self) -> FlatScan:
+        scan = self._scan
+        if scan is None:
+            titles = self._titles
+            names: dict[str, list[str]] = {}
+            for key, paths in (*titles.titles.items(), *titles.aliases.items()):
+                for path in paths:
+                    names.setdefault(path, []).append(key)
+            scan = self._scan = FlatScan(names)
+        return scan
+
     def _asked_kind(self, plan: QueryPlan, answer_notes: frozenset[str]) -> AskedKind:
         """The kind fusion weighs by: the plan's, unless fusion ignores kinds or the graph
         already answers a relation question with people (it weighs kinds its own way)."""
@@ -298,17 +437,15 @@ class Searcher:
         answers: Mapping[ChannelName, ChannelAnswer],
         statuses: dict[ChannelName, ChannelStatus],
         floors: tuple[str, ...],
+        fusion: FusionConfig,
     ) -> tuple[FusionTrace, str]:
         """Every input of this search's fusion (the channels' lists, the kind hop, factors,
-        floors), and the note the kind hop starts from."""
-        fusion = self._config.fusion
+        floors, its own weights), and the note the kind hop starts from."""
         rankings: dict[ChannelName, tuple[str, ...]] = {name: tuple(h.path for h in a.hits) for name, a in answers.items()}
         graph_answer = answers.get("graph")
-        relational = (
-            graph_answer is not None
-            and bool(graph_answer.hits)
-            and answers_relation(plan, graph_answer.recognized, graph_answer.hits[0].graph_relation)
-        )
+        # The walk's best answer from the names the query says (a top chunk's name is no answer).
+        walked = [h for h in graph_answer.hits if h.graph_relation != CHUNK_SEEDED] if graph_answer else []
+        relational = bool(walked) and answers_relation(plan, graph_answer.recognized if graph_answer else (), walked[0].graph_relation)
         answer_notes = graph_answer.answer_notes if graph_answer is not None else frozenset()
         kind = self._asked_kind(plan, answer_notes)
         no_hop: tuple[str, tuple[str, ...]] = ("", ())
@@ -332,8 +469,18 @@ class Searcher:
             term_weights=self._weigher(statuses),
             kind_notes=kind.notes,
             hop_notes=hops,
+            seeds=[h.path for h in walked if len(h.graph_path) == 1] if plan.graph.seeds else None,
         )
-        trace = FusionTrace(rankings=rankings, hops=hops, factors=factors, floors=floors, relational=relational)
+        weights = dict(fusion.weights) if fusion.weights != self._config.fusion.weights else {}
+        trace = FusionTrace(
+            rankings=rankings,
+            hops=hops,
+            factors=factors,
+            floors=floors,
+            relational=relational,
+            weights=weights,
+            scores={name: tuple(h.score for h in a.hits) for name, a in answers.items()},
+        )
         return trace, hop_source
 
     def _hits(
@@ -343,8 +490,11 @@ class Searcher:
         answers: Mapping[ChannelName, ChannelAnswer],
         exact: set[str],
         alias: set[str],
+        votes: Mapping[str, Mapping[str, float]],
+        scanned: Mapping[str, tuple[str, ...]],
     ) -> tuple[Hit, ...]:
-        """The shown hits: per-channel evidence, a label and the best passage of each."""
+        """The shown hits: per-channel evidence, a label, the best passage, each channel's
+        vote and whether the note is the one the query names."""
         fusion = self._config.fusion
         stop_words = plan.lexicon.stop_words
         by_channel = {name: {h.path: h for h in answer.hits} for name, answer in answers.items()}
@@ -355,6 +505,7 @@ class Searcher:
         matcher = _WordMatcher(frozenset(content), plan.prefix, self._stem)
         hits: list[Hit] = []
         chunks_of = self._catalog.chunks_of_notes([path for path, _ in page])
+        asked = normalized_name(plan.text)
         for path, score in page:
             evidence: dict[ChannelName, ChannelEvidence] = {}
             for name in CHANNEL_NAMES:
@@ -368,6 +519,7 @@ class Searcher:
                         chunk_id=hit.chunk_id,
                         graph_path=hit.graph_path,
                         graph_relation=hit.graph_relation,
+                        relations=hit.relations,
                     )
             fulltext = evidence.get("fulltext")
             matched = set(fulltext.matched_terms) if fulltext is not None else set()
@@ -379,6 +531,8 @@ class Searcher:
                 entity_matched=bool(matched & entity_stems),
                 config=fusion,
             )
+            if path in scanned and not evidence and path not in exact and path not in alias:
+                label = "flat_scan"
             vector = evidence.get("vectors")
             snippet = build_snippet(
                 chunks_of.get(path, []),
@@ -387,14 +541,20 @@ class Searcher:
                 preferred_chunk_id=vector.chunk_id if vector else None,
                 phrases=plan.phrases,
             )
+            title = self._titles.title_of.get(path, path)
             hits.append(
                 Hit(
                     path=path,
-                    title=self._titles.title_of.get(path, path),
+                    title=title,
                     score=round(score, 6),
                     label=label,
                     channels=evidence,
                     snippet=snippet,
+                    votes={name: round(votes[path][name], 6) for name in CHANNEL_NAMES if name in votes.get(path, {})},
+                    create_safety=create_safety(
+                        asked, title, self._titles.aliases_of.get(path, ()), exact=path in exact or path in alias
+                    ),
+                    flat_scan=scanned.get(path, ()) if label == "flat_scan" else (),
                 )
             )
         return tuple(hits)
@@ -424,7 +584,7 @@ class Searcher:
         best = fulltext.hits[0].path
         if best in kind.notes:
             return best, ()
-        links = (target for _, target, _, _ in self._catalog.resolved_links_of([best]))
+        links = (link.target for link in self._catalog.resolved_links_of([best]))
         return best, linked_of_kind(links, kind.notes)
 
     def _with_hop_hits(self, graph: ChannelAnswer, source: str, hops: Sequence[str]) -> ChannelAnswer:
@@ -439,6 +599,7 @@ class Searcher:
                     score=self._config.graph.hop_decay,  # one hop from a note that is not a seed
                     graph_path=(title.get(source, source), title.get(path, path)),
                     graph_relation="links to",
+                    relations=self._relations_of(source, path),
                 ),
             )
             for path in hops
@@ -473,6 +634,10 @@ class Searcher:
         if len(found) > TYPED_TITLES_MAX:
             return []
         return [path for path in found if path not in taken]
+
+    def _relations_of(self, a: str, b: str) -> tuple[Relation, ...]:
+        found = self._relation(a, b) if self._relation is not None else None
+        return (found,) if found is not None else ()
 
     def _floors(self, plan: QueryPlan) -> tuple[list[str], list[str]]:
         key = normalize(plan.text)

@@ -148,11 +148,11 @@ def _graph(text: str) -> Callable[[], object]:
     rows = NoteRows(
         mentions=list(pending.mentions),
         chunks=[(c.line_start, c.line_end, c.ordinal) for c, _ in pending.chunks],
-        links=[(f"{link.target}.md", link.line, link.target) for link in _parsed(text).links],
+        links=[(f"{link.target}.md", link.line, link.target, link.property) for link in _parsed(text).links],
     )
     # Every name is taken for a note's title, so every mention's sentence is read too.
     name_to_note = {normalize(surface): f"note:{surface}.md" for _, surface in pending.mentions}
-    notes = {target for target, _, _ in rows.links}
+    notes = {target for target, _, _, _ in rows.links}
     body = (pending.body, pending.body_line_offset)
     return lambda: note_part(pending.info, rows, lambda: body, name_to_note, notes, 3, True, ENGLISH)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import time
 from collections.abc import Sequence
@@ -16,14 +17,19 @@ from engine.present import (
     NO_CONFIDENT_MATCH,
     asked_kind_text,
     badges,
+    context_text,
+    context_to_json,
     highlighted,
     one_line,
     reading_text,
     reindex_to_json,
+    relation_text,
     results_to_json,
     split_hits,
     status_to_json,
     watch_line,
+    why_lines,
+    why_to_json,
 )
 
 if TYPE_CHECKING:
@@ -53,6 +59,28 @@ def positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    """A whole number of at least 0 (an argparse type)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be at least 0, not {value}")
+    return value
+
+
+def non_negative_float(text: str) -> float:
+    """A finite number of at least 0 (an argparse type)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"must be a number of at least 0, not {text}")
     return value
 
 
@@ -99,6 +127,23 @@ def build_parser() -> argparse.ArgumentParser:
     )
     search.add_argument("--typing", action="store_true", help="treat the last word as a prefix, as when typing")
     search.add_argument("--today", help="the day time words count from, YYYY-MM-DD (default: the clock)")
+    search.add_argument("--why", metavar="NOTE", help="why NOTE (a path, title or alias) is where it is in the results, or not in them")
+    search.add_argument("--graph-weight", type=non_negative_float, metavar="W", help="the graph's weight in fusion for this search (default: configured, 1)")
+    search.add_argument("--max-hops", type=non_negative_int, metavar="H", help="how many hops the graph walks (default: configured, 2; 0: only the named entities)")
+    search.add_argument(
+        "--graph-seeding",
+        choices=("query", "chunks", "both"),
+        help="where the graph walk starts: the entities the query names (default), those its top chunks name, or both",
+    )
+
+    context = add("context", "Assemble what a question needs from the vault: top chunks, their entities and relationships.")
+    vault_args(context)
+    context.add_argument("question", help="the question")
+    context.add_argument("--max-tokens", type=positive_int, default=4000, metavar="N", help="the whole token budget (default 4000)")
+    context.add_argument("--max-source-tokens", type=non_negative_int, metavar="N", help="the sources' budget (default 60%% of the whole)")
+    context.add_argument("--max-entity-tokens", type=non_negative_int, metavar="N", help="the entities' budget (default 20%%); relationships get the rest")
+    context.add_argument("--depth", type=non_negative_int, default=2, metavar="D", help="hops of the walk from the chunks' entities (default 2; 0: only theirs)")
+    context.add_argument("--json", action="store_true", help="print one JSON object")
 
     status = add("status", "Show index counts, embedded fraction, skipped files, model and size.")
     vault_args(status)
@@ -152,7 +197,15 @@ def _main(argv: Sequence[str] | None) -> int:
     if not args.command:
         parser.print_help(sys.stderr)
         return Exit.USAGE
-    handlers = {"reindex": _reindex, "search": _search, "status": _status, "eval": _eval, "bench": _bench, "watch": _watch}
+    handlers = {
+        "reindex": _reindex,
+        "search": _search,
+        "context": _context,
+        "status": _status,
+        "eval": _eval,
+        "bench": _bench,
+        "watch": _watch,
+    }
     try:
         return int(handlers[args.command](args))
     except CairnError as exc:
@@ -256,10 +309,18 @@ def _reindex(args: argparse.Namespace) -> int:
 # -- search ------------------------------------------------------------------------
 def _search(args: argparse.Namespace) -> int:
     channels = args.channels
+    knobs = {"graph_weight": args.graph_weight, "max_hops": args.max_hops, "graph_seeding": args.graph_seeding}
     with _open(args) as engine:
         if engine.status().notes == 0:
             print("note: the index is empty; run `engine reindex VAULT` first", file=sys.stderr)
-        results = engine.search(args.query, limit=args.limit, channels=channels, as_you_type=args.typing)  # type: ignore[arg-type]
+        if args.why is not None:
+            report = engine.why(args.query, args.why, limit=args.limit, channels=channels, as_you_type=args.typing, **knobs)
+            if args.json:
+                print(json.dumps(why_to_json(report), ensure_ascii=False, indent=2))
+            else:
+                sys.stdout.write("\n".join(why_lines(report)) + "\n")
+            return Exit.OK
+        results = engine.search(args.query, limit=args.limit, channels=channels, as_you_type=args.typing, **knobs)  # type: ignore[arg-type]
     if args.json:
         print(json.dumps(results_to_json(results), ensure_ascii=False, indent=2))
         return Exit.OK
@@ -284,10 +345,14 @@ def _search(args: argparse.Namespace) -> int:
                     detail = f" terms={','.join(ev.matched_terms)}"
                 if ev.graph_path:
                     detail = f" path={' → '.join(ev.graph_path)}" + (f" ({ev.graph_relation})" if ev.graph_relation else "")
+                    detail += "".join(f"; {relation_text(r)}" for r in ev.relations)
                 if ev.chunk_id is not None:
                     detail += f" chunk={ev.chunk_id}"
                 out.write(f"      {name:<8} rank {ev.rank:<3} score {round(ev.score, 4):<8}{one_line(detail)}\n")
-            out.write(f"      fused score {hit.score}\n")
+            votes = ", ".join(f"{name} {vote:.4f}" for name, vote in hit.votes.items())
+            out.write(f"      fused score {hit.score} ({votes or 'no channel'}); create_safety {hit.create_safety}\n")
+            if hit.flat_scan:
+                out.write(f"      flat scan: {one_line(', '.join(hit.flat_scan))}\n")
     if not results.hits:
         out.write("no results\n")
     if args.explain:
@@ -305,6 +370,25 @@ def _search(args: argparse.Namespace) -> int:
     for name, st in results.channels.items():
         if st.status != "ok" and not args.explain:
             print(f"note: {name} channel {st.status}: {st.message}", file=sys.stderr)
+    return Exit.OK
+
+
+# -- context -------------------------------------------------------------------------
+def _context(args: argparse.Namespace) -> int:
+    with _open(args) as engine:
+        if engine.status().notes == 0:
+            print("note: the index is empty; run `engine reindex VAULT` first", file=sys.stderr)
+        bundle = engine.context(
+            args.question,
+            max_tokens=args.max_tokens,
+            max_source_tokens=args.max_source_tokens,
+            max_entity_tokens=args.max_entity_tokens,
+            depth=args.depth,
+        )
+    if args.json:
+        print(json.dumps(context_to_json(bundle), ensure_ascii=False, indent=2))
+    else:
+        sys.stdout.write(context_text(bundle))
     return Exit.OK
 
 

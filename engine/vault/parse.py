@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import datetime as _dt
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
@@ -13,7 +14,9 @@ from typing import Any
 import yaml
 from markdown_it import MarkdownIt
 
+from engine.lexicon import Lexicon
 from engine.records import Heading, Link, ParsedNote, Task
+from engine.vault.fields import frontmatter_keys, inline_fields, key_at
 from engine.vault.links import (
     WIKILINK,
     LineIndex,
@@ -26,6 +29,10 @@ from engine.vault.read import _normalize_newlines
 
 _FM_OPEN = re.compile(r"---[ \t]*(?:\n|$)")
 _FM_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.MULTILINE)
+
+# Bumped when parsing yields something new for the catalog (links' properties: 2): a full
+# scan then parses every note again.
+PARSE_VERSION = 2
 
 _INLINE_TAG = re.compile(r"(?<!\S)#([\w/\-]+)")
 _TAG_SPLIT = re.compile(r"[,\s]+")
@@ -415,6 +422,36 @@ def _link_span(m: re.Match[str], link: Link, offset: int) -> LinkSpan:
 
 
 
+def _with_fields(masked: str, index: LineIndex, found: list[tuple[re.Match[str], Link]]) -> list[Link]:
+    """The body's links, each with the inline field (`works_at:: [[Acme]]`) it is the value of."""
+    if "::" not in masked:
+        return [link for _, link in found]
+    starts = index.starts
+    fields_of: dict[int, Callable[[int], str | None]] = {}  # by 0-based line: each line is read once
+    out: list[Link] = []
+    for match, link in found:
+        line = index.line_of(match.start())
+        fields = fields_of.get(line)
+        if fields is None:
+            end = starts[line + 1] - 1 if line + 1 < len(starts) else len(masked)
+            fields = fields_of[line] = key_at(inline_fields(masked[starts[line] : end]))
+        key = fields(match.start() - starts[line])
+        out.append(dataclasses.replace(link, property=key) if key else link)
+    return out
+
+
+def describing_property(text: str, lexicon: Lexicon) -> str:
+    """The first frontmatter property of a note's text that describes it (`description:`,
+    `summary:`, the lexicon's names), on one line; "" when there is none."""
+    fm = _split_frontmatter(_normalize_newlines(text.removeprefix("\ufeff")))
+    for value in _fm_get(fm.data, *lexicon.description_properties):
+        if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+            line = " ".join(str(value).split())
+            if line:
+                return line
+    return ""
+
+
 def parse_note(path: str, text: str) -> ParsedNote:
     """Parse one note's text: frontmatter, title, aliases, tags, headings and links."""
     if text.startswith("\ufeff"):
@@ -431,13 +468,18 @@ def parse_note(path: str, text: str) -> ParsedNote:
         Heading(_atx_level(body_lines[ln]), htext, offset + ln + 1) for ln, htext in raw_headings
     )
     index = LineIndex(masked)
-    links, tag_text = find_links(masked, index, offset + 1)
+    found, tag_text = link_matches(masked, index, offset + 1)
+    links = _with_fields(masked, index, found)
 
     if fm.raw and fm.data and "[[" in fm.raw:
-        # Obsidian also counts wikilinks in properties (`related: "[[Note]]"`).
+        # Obsidian also counts wikilinks in properties (`related: "[[Note]]"`); each keeps
+        # the name of its property.
         fm_index = LineIndex(fm.raw)
         fm_links, _ = find_links(fm.raw, fm_index, fm.raw_first_line)
-        links = [lk for lk in fm_links if lk.kind == "wikilink"] + links
+        property_at = key_at(frontmatter_keys(fm.raw, fm.raw_first_line))
+        links = [
+            dataclasses.replace(lk, property=property_at(lk.line)) for lk in fm_links if lk.kind == "wikilink"
+        ] + links
 
     tags = list(_fm_tags(fm.data))
     if "#" in tag_text:

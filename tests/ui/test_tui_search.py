@@ -247,3 +247,53 @@ def test_nearest_notes_sit_under_a_divider_the_cursor_skips(make_app: Callable[.
             assert shown.current_hit is results.hits[results.confident]
 
     run(body())
+
+
+def test_f3_asks_for_a_note_and_explains_where_it_is(make_app: Callable[..., CairnApp]) -> None:
+    messages: list[Message] = []
+
+    async def body() -> None:
+        app = make_app()
+        async with app.run_test(size=SIZE, message_hook=messages.append) as pilot:
+            await settle(pilot)
+            await pilot.press("slash")
+            await _type(pilot, "who attended the Atlas kickoff")
+            await settle(pilot)
+            await pilot.press("f3")
+            await pilot.pause()
+            await _type(pilot, "Leo Fischer")
+            await pilot.press("enter")
+            await settle(pilot)
+            screen = app.screen
+            assert isinstance(screen, SearchScreen)
+            reports = [m for m in messages if isinstance(m, SearchScreen.WhyReady)]
+            assert len(reports) == 1
+            report = reports[0].report
+            assert report.path == "People/Leo Fischer.md" and report.query == "who attended the Atlas kickoff"
+            explain = screen.query_one(ExplainView)
+            assert explain.display
+            shown = str(explain.query_one("#explain-text").render())
+            assert "Why this note is where it is" in shown and "Leo Fischer (People/Leo Fischer.md)" in shown
+            # The search box still holds the query: the prompt did not type into it.
+            assert screen.query_text == "who attended the Atlas kickoff"
+
+    run(body())
+
+
+def test_f3_names_the_nearest_notes_when_the_note_does_not_exist(make_app: Callable[..., CairnApp]) -> None:
+    async def body() -> None:
+        app = make_app()
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            await pilot.press("slash")
+            await _type(pilot, "atlas")
+            await settle(pilot)
+            await pilot.press("f3")
+            await pilot.pause()
+            await _type(pilot, "Priya Kumr")
+            await pilot.press("enter")
+            await settle(pilot)
+            notices = [n.message for n in app._notifications]
+            assert any("Priya Kumar" in message for message in notices), notices
+
+    run(body())

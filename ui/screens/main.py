@@ -185,6 +185,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
             related=self.engine.related(path),
             unlinked=tuple(self.engine.unlinked_mentions(path)),
             neighbors=tuple(self.engine.neighbors(path)),
+            title=note.info.title,
         )
         if not worker.is_cancelled:
             self.post_message(self.ContextLoaded(context))

@@ -16,7 +16,8 @@ from textual.widgets import Footer, Input, Markdown, Static
 from textual.worker import get_current_worker
 
 from engine.present import CHANNEL_LABELS, QUERY_SYNTAX_HELP, query_without
-from engine.records import CHANNEL_NAMES, ChannelName, Hit, IndexStatus, SearchResults
+from engine.records import CHANNEL_NAMES, ChannelName, Hit, IndexStatus, SearchResults, WhyReport
+from ui.dialogs.prompt import PromptDialog
 from ui.errors import ReportsWorkerErrors
 from ui.hits import channel_summary
 from ui.widgets.explain_view import ExplainView
@@ -44,8 +45,9 @@ class SearchScreen(ReportsWorkerErrors, Screen[SearchOutcome]):
         Binding("up", "move(-1)", "Previous", show=False),
         Binding("pagedown", "move(5)", "Page down", show=False),
         Binding("pageup", "move(-5)", "Page up", show=False),
-        Binding("f2", "toggle_explain", "Explain"),
         Binding("f1", "syntax_help", "Syntax"),
+        Binding("f2", "toggle_explain", "Explain"),
+        Binding("f3", "why_not", "Why not…"),
         Binding("f4", "drop_chip", "Drop filter", priority=True),
         Binding("f5", "only('')", "All", priority=True),
         Binding("f6", "only('fulltext')", "BM25", priority=True),
@@ -56,6 +58,13 @@ class SearchScreen(ReportsWorkerErrors, Screen[SearchOutcome]):
         Binding("alt+2", "only('vectors')", "VEC only", show=False, priority=True),
         Binding("alt+3", "only('graph')", "GRAPH only", show=False, priority=True),
     ]
+
+    @dataclass
+    class WhyReady(Message, bubble=False):
+        """A why worker explained where a note is in the results of `query`."""
+
+        query: str
+        report: WhyReport
 
     @dataclass
     class ResultsReady(Message, bubble=False):
@@ -85,6 +94,7 @@ class SearchScreen(ReportsWorkerErrors, Screen[SearchOutcome]):
         self.dropped_stale = 0
         self._seq = 0
         self._initial_query = query
+        self._why_report: WhyReport | None = None  # shown in the explain view until the cursor or the query moves
 
     def compose(self) -> ComposeResult:
         with Vertical(id="search-box"):
@@ -121,6 +131,8 @@ class SearchScreen(ReportsWorkerErrors, Screen[SearchOutcome]):
 
     def _start(self, query: str) -> None:
         self._seq += 1
+        if self._why_report is not None and self._why_report.query != query:
+            self._why_report = None
         if not query.strip():
             self.workers.cancel_group(self, "search")
             self.shown_seq = self._seq
@@ -204,7 +216,11 @@ class SearchScreen(ReportsWorkerErrors, Screen[SearchOutcome]):
 
     def _explain(self, hit: Hit | None) -> None:
         explain = self.query_one(ExplainView)
-        if explain.display:
+        if not explain.display:
+            return
+        if self._why_report is not None:
+            explain.show_why(self._why_report)
+        else:
             explain.show(hit, self.results)
 
     @on(SearchResultList.HitHighlighted)
@@ -229,7 +245,8 @@ class SearchScreen(ReportsWorkerErrors, Screen[SearchOutcome]):
         self.dismiss(SearchOutcome(self.query_text))
 
     def action_move(self, delta: int) -> None:
-        """Move the result cursor by `delta`."""
+        """Move the result cursor by `delta` (the explain view explains the hit again)."""
+        self._why_report = None
         results = self.query_one(SearchResultList)
         if results.option_count == 0:
             return
@@ -265,6 +282,35 @@ class SearchScreen(ReportsWorkerErrors, Screen[SearchOutcome]):
         # Typed on since these results: take the part out of what the box holds now.
         same = self.results is not None and search_input.value == self.results.query
         search_input.value = chip.without if same else query_without(search_input.value, chip.written)
+
+    def action_why_not(self) -> None:
+        """Ask for any note and show, in the explain view, why it is where it is in these results (or not in them)."""
+        query = self.query_text
+        if not query.strip():
+            self.notify("Type a search first.", severity="warning")
+            return
+
+        def chosen(note: str | None) -> None:
+            if note:
+                channels: tuple[ChannelName, ...] = (self.only,) if self.only else CHANNEL_NAMES
+                self._explain_why(query, note, channels)
+
+        self.app.push_screen(PromptDialog("Why isn't this note here?", "A note's title, alias or path"), chosen)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="why")
+    def _explain_why(self, query: str, note: str, channels: tuple[ChannelName, ...]) -> None:
+        report = self.engine.why(query, note, limit=self.limit, channels=channels, as_you_type=True)
+        self.post_message(self.WhyReady(query, report))
+
+    @on(WhyReady)
+    def _explained(self, message: WhyReady) -> None:
+        if message.query != self.query_text:
+            return  # the query changed meanwhile
+        self._why_report = message.report
+        explain = self.query_one(ExplainView)
+        explain.display = True
+        self.set_class(True, "-explain")
+        explain.show_why(message.report)
 
     def action_only(self, channel: str) -> None:
         """Search one channel only (empty: all channels) to compare what each finds."""

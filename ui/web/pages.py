@@ -18,7 +18,9 @@ from engine.present import (
     badges,
     colliding_titles,
     printable_path,
+    relation_text,
     split_hits,
+    why_lines,
 )
 from ui.web.render import note_url
 
@@ -31,6 +33,7 @@ if TYPE_CHECKING:
         Neighbor,
         QueryChip,
         SearchResults,
+        WhyReport,
     )
 
 _BASE = Template(files("ui.web").joinpath("templates/base.html").read_text(encoding="utf-8"))
@@ -233,8 +236,26 @@ def _explain_summary(results: SearchResults) -> str:
         f"<p>entities recognized: {e(recognized)}</p>"
         f"<p>entities expanded: {e(expanded)}</p>"
         + (f"<p>asks for: {e(asked_kind_text(results))}</p>" if results.asked_kind.label else "")
+        + '<form class="why-form" action="/why" method="get">'
+        f'<input type="hidden" name="q" value="{e(results.query)}">'
+        '<input name="note" type="text" placeholder="Why isn\'t this note here? (title or path)"'
+        ' aria-label="Why is a note not in the results" spellcheck="false">'
+        '<button type="submit">Why?</button></form>'
         + "</div>"
     )
+
+
+def why_page(report: WhyReport) -> str:
+    """Why a chosen note is where it is in a search's results, or not in them."""
+    lines = why_lines(report)
+    items = "".join(f"<li>{e(line.strip().removeprefix('- '))}</li>" for line in lines[1:])
+    back = f"/?q={e(quote(report.query))}"
+    return f"""
+<section class="why">
+  <h1>Why “{e(report.title)}” is where it is</h1>
+  <p>for <a href="{back}">{e(report.query)}</a>: {e(lines[0])}</p>
+  <ul class="why-reasons">{items}</ul>
+</section>"""
 
 
 def _hit(hit: Hit, *, selected: bool) -> str:
@@ -275,6 +296,7 @@ def _detail(ev: ChannelEvidence) -> str:
     if ev.graph_path:
         relation = f" ({ev.graph_relation})" if ev.graph_relation else ""
         parts.append(" → ".join(ev.graph_path) + relation)
+        parts.extend(relation_text(r) for r in ev.relations)
     if ev.chunk_id is not None:
         parts.append(f"chunk {ev.chunk_id}")
     return "; ".join(parts)
@@ -362,7 +384,9 @@ def _neighbor_list(neighbors: Sequence[Neighbor]) -> str:
     items = "".join(
         f'<li>{_neighbor_link(n)}'
         + (f' <span class="path">{e(n.path)}</span>' if n.path and n.name.casefold() in shared else "")
-        + f' <span class="kind">{e(n.kind)}</span> <span class="weight">{n.weight:.2g}</span></li>'
+        + f' <span class="kind">{e(n.kind)}</span> <span class="weight">{n.weight:.2g}</span>'
+        + (f' <span class="relation">{e(relation_text(n.relation))}</span>' if n.relation else "")
+        + "</li>"
         for n in neighbors
     )
     return f'<ul class="neighbors">{items}</ul>'

@@ -6,12 +6,13 @@ import contextlib
 import errno
 import json
 import logging
+import math
 import mimetypes
 import stat
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from http import HTTPStatus
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -31,7 +32,7 @@ from engine.errors import (
     SaveConflict,
     UnsafePath,
 )
-from engine.present import results_to_json, status_to_json
+from engine.present import results_to_json, status_to_json, why_to_json
 from ui.web import pages
 from ui.web.guard import Guard, security_headers
 from ui.web.indexing import BackgroundIndexer
@@ -40,7 +41,7 @@ from ui.web.render import IMAGE_SUFFIXES, LinkTable, render_note
 
 if TYPE_CHECKING:
     from engine.api import Engine
-    from engine.records import ChannelName, NoteText, SearchResults
+    from engine.records import ChannelName, NoteText, SearchResults, WhyReport
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 CHANNELS: tuple[ChannelName, ...] = ("fulltext", "vectors", "graph")
@@ -83,7 +84,9 @@ def build_app(engine: Engine, token: str, *, port: int | None = None, reindex: b
         Route("/edit/{path:path}", views.edit_page),
         Route("/graph/{path:path}", views.graph_page),
         Route("/file/{path:path}", views.file),
+        Route("/why", views.why_page),
         Route("/api/search", views.api_search),
+        Route("/api/why", views.api_why),
         Route("/api/status", views.api_status),
         Route("/api/notes", views.api_notes, methods=["GET"]),
         Route("/api/notes", views.api_note_create, methods=["POST"]),
@@ -99,6 +102,24 @@ def build_app(engine: Engine, token: str, *, port: int | None = None, reindex: b
     app.state.indexer = indexer
     app.add_middleware(Guard, token=token, port=port, shell=pages.shell_page())
     return app
+
+
+GRAPH_SEEDINGS = ("query", "chunks", "both")
+_T = TypeVar("_T", int, float)
+
+
+def _number(params: Mapping[str, str], name: str, kind: Callable[[str], _T]) -> _T | None:
+    """An optional non-negative number parameter (`graph_weight=2`, `max_hops=1`); a 400 when it is not one."""
+    raw = params.get(name)
+    if raw is None or raw == "":
+        return None
+    try:
+        value = kind(raw)
+    except ValueError:
+        raise HTTPException(400, f"{name} must be a number of at least 0") from None
+    if not math.isfinite(value) or value < 0:
+        raise HTTPException(400, f"{name} must be a number of at least 0")
+    return value
 
 
 def vault_path(raw: str) -> str:
@@ -215,7 +236,18 @@ class _Views:
         as_you_type = params.get("typing", "1" if typing else "0") not in ("0", "false", "")
         # Naming no channel (`channels=`, `channels=,`) asks for no restriction: all of them.
         channels = tuple(c for c in CHANNELS if c in names) or CHANNELS
-        return self.engine.search(query, limit=limit, channels=channels, as_you_type=as_you_type)
+        seeding = params.get("graph_seeding") or None
+        if seeding is not None and seeding not in GRAPH_SEEDINGS:
+            raise HTTPException(400, f"graph_seeding must be one of {', '.join(GRAPH_SEEDINGS)}")
+        return self.engine.search(
+            query,
+            limit=limit,
+            channels=channels,
+            as_you_type=as_you_type,
+            graph_weight=_number(params, "graph_weight", float),
+            max_hops=_number(params, "max_hops", int),
+            graph_seeding=seeding,  # type: ignore[arg-type]
+        )
 
     # -- pages ---------------------------------------------------------------------
     async def search_page(self, request: Request) -> Response:
@@ -294,7 +326,26 @@ class _Views:
 
         return await self._guarded(request, build)
 
+    def _why(self, request: Request) -> WhyReport:
+        params = request.query_params
+        query, note = params.get("q", ""), params.get("note", "")
+        if not query.strip() or not note.strip():
+            raise HTTPException(400, "name a search (q) and a note (note)")
+        try:
+            limit = max(1, min(200, int(params.get("limit") or "20")))
+        except ValueError:
+            raise HTTPException(400, LIMIT_MESSAGE) from None
+        return self.engine.why(query, note, limit=limit)
+
+    async def why_page(self, request: Request) -> Response:
+        report = await run_in_threadpool(self._why, request)
+        return self._page(f"Why {report.title}", pages.why_page(report))
+
     # -- API -----------------------------------------------------------------------
+    async def api_why(self, request: Request) -> Response:
+        report = await run_in_threadpool(self._why, request)
+        return JSONResponse(why_to_json(report))
+
     async def api_search(self, request: Request) -> Response:
         results = await run_in_threadpool(self._search, request, typing=False)
         return JSONResponse(results_to_json(results))

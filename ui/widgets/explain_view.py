@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
+from textual.content import Content
 from textual.widgets import Static
 
-from engine.records import Hit, SearchResults
+from engine.present import why_lines
+from engine.records import Hit, SearchResults, WhyReport
 from ui.hits import explain_content
 
 
@@ -27,3 +29,7 @@ class ExplainView(VerticalScroll):
             self._text.update("")
             return
         self._text.update(explain_content(hit, results, self.show_timings))
+
+    def show_why(self, report: WhyReport) -> None:
+        """Explain where a chosen note is in the results, and why (until the next hit is explained)."""
+        self._text.update(Content("\n").join([Content.styled("Why this note is where it is", "bold"), *map(Content, why_lines(report))]))

@@ -12,7 +12,7 @@ from textual.message import Message
 from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
-from engine.present import colliding_titles
+from engine.present import colliding_titles, relation_from
 from engine.records import Backlink, LinkedNote, Neighbor, SearchResults
 from ui.hits import badge_content, folder_of
 
@@ -27,6 +27,7 @@ class NoteContext:
     related: SearchResults | None
     unlinked: tuple[Backlink, ...]
     neighbors: tuple[Neighbor, ...]
+    title: str = ""  # the note's title: a neighbour's named relation is read from its side
 
 
 # A list entry shows this much of its line: about two lines of the panel.
@@ -81,10 +82,12 @@ class SidePanel(VerticalScroll):
             for mention in context.unlinked:
                 rows["unlinked"].append((self._line_entry(mention, shared), mention.path, mention.line))
             names = colliding_titles([(n.path or n.name, n.name) for n in context.neighbors])
+            title = context.title
             for neighbor in context.neighbors:
                 where = f"  {neighbor.path}" if neighbor.path and neighbor.name.casefold() in names else ""
+                named = f" · {relation_from(neighbor.relation, title)}" if neighbor.relation else ""
                 entry = Content.assemble(
-                    (neighbor.name, "bold"), (f"{where}  {neighbor.kind} {neighbor.weight:.2f}", "$text-muted")
+                    (neighbor.name, "bold"), (f"{where}  {neighbor.kind} {neighbor.weight:.2f}{named}", "$text-muted")
                 )
                 rows["neighbors"].append((entry, neighbor.path or "", 0))
         for key, title in SECTIONS:

@@ -18,6 +18,7 @@ from itertools import pairwise
 from typing import Any
 
 from engine.catalog import Catalog
+from engine.channels.graph.relations import Named, SentenceRelations, property_relation
 from engine.entities import displayed_text, is_title_word, normalize
 from engine.kinds import is_person
 from engine.lexicon import Lexicon
@@ -37,6 +38,9 @@ _CONTEXT_CHARS = 1000
 # whole line, offset of the part read when it is longer than _CONTEXT_CHARS).
 _SentenceId = tuple[int, int, int]
 
+# A pair's named relation: (its subject vertex, relation, named by a property).
+NamedEdge = tuple[int, str, bool]
+
 # A context is the word keys of the sentences two notes are related in, as one string
 # " key key key " (sorted): a vault has a hundred thousand such pairs, and a string is a
 # fifth of the memory of a set and loads from the saved graph several times faster.
@@ -52,7 +56,7 @@ def context_has(context: Context, patterns: Sequence[str]) -> bool:
     return any(pattern in context for pattern in patterns)
 
 
-class _Sentences:
+class Sentences:
     """The sentences of one note's body that its links and mentions are written in.
 
     Each line is split into sentences once and each sentence's word keys are read once:
@@ -68,9 +72,10 @@ class _Sentences:
         self._split: dict[int, tuple[str, list[int], list[str]]] = {}
         self._found: dict[tuple[int, str], int] = {}
         self._keys: dict[_SentenceId, frozenset[str]] = {}
+        self._relations: dict[_SentenceId, SentenceRelations] = {}
 
-    def of_link(self, line: int, written: str) -> tuple[_SentenceId, frozenset[str]]:
-        """(sentence id, word keys) of the sentence a link on file line `line` is written in.
+    def of_link(self, line: int, written: str) -> tuple[_SentenceId, frozenset[str], Named | None]:
+        """(sentence id, word keys, named relation) of the sentence a link on file line `line` is written in.
 
         The sentence is the one holding the first occurrence of the written target in
         that line (the line's first sentence if it is not there); no keys if the line
@@ -79,7 +84,7 @@ class _Sentences:
         starts = self._starts()
         index = line - self._offset - 1
         if not 0 <= index < len(starts):
-            return (-1, -1, 0), frozenset()
+            return (-1, -1, 0), frozenset(), None
         line_start = starts[index]
         text = self._line(line_start)[0]
         key = (line_start, written)
@@ -88,11 +93,34 @@ class _Sentences:
             at = self._found[key] = max(0, text.find(written))
         return self._around(line_start, at)
 
-    def of_mention(self, surface: str) -> tuple[_SentenceId, frozenset[str]]:
-        """(sentence id, word keys) of the sentence a plain-text mention is first written in."""
+    def text_of_link(self, line: int, written: str) -> str:
+        """The sentence (as written, at most _CONTEXT_CHARS around the link) a link on file line `line` is in."""
+        starts = self._starts()
+        index = line - self._offset - 1
+        if not 0 <= index < len(starts):
+            return ""
+        text, begins, pieces = self._line(starts[index])
+        at = max(0, text.find(written))
+        piece = bisect.bisect_right(begins, at) - 1
+        sentence, begin = (pieces[piece], begins[piece]) if piece >= 0 else (text, 0)
+        if len(sentence) > _CONTEXT_CHARS:
+            low = max(0, min(at - begin - _CONTEXT_CHARS // 2, len(sentence) - _CONTEXT_CHARS))
+            sentence = _whole_words(sentence, low, low + _CONTEXT_CHARS)
+        return sentence.strip()
+
+    def text_of_mention(self, surface: str) -> str:
+        """The sentence a plain-text mention is first written in (as `text_of_link`)."""
         at = self._body.find(surface)
         if at < 0:
-            return (-1, -1, 0), frozenset()
+            return ""
+        line_start = self._body.rfind("\n", 0, at) + 1
+        return self.text_of_link(self._body.count("\n", 0, line_start) + self._offset + 1, surface)
+
+    def of_mention(self, surface: str) -> tuple[_SentenceId, frozenset[str], Named | None]:
+        """(sentence id, word keys, named relation) of the sentence a plain-text mention is first written in."""
+        at = self._body.find(surface)
+        if at < 0:
+            return (-1, -1, 0), frozenset(), None
         line_start = self._body.rfind("\n", 0, at) + 1
         return self._around(line_start, at - line_start)
 
@@ -124,7 +152,7 @@ class _Sentences:
             split = self._split[line_start] = (text, starts, pieces)
         return split
 
-    def _around(self, line_start: int, at: int) -> tuple[_SentenceId, frozenset[str]]:
+    def _around(self, line_start: int, at: int) -> tuple[_SentenceId, frozenset[str], Named | None]:
         text, starts, pieces = self._line(line_start)
         # The last sentence starting at or before `at`, if `at` is inside it (or just past
         # its end); else the whole line, as a sentence that no split found.
@@ -140,12 +168,15 @@ class _Sentences:
             low = max(0, min(at - begin - _CONTEXT_CHARS // 2, len(sentence) - _CONTEXT_CHARS))
         sentence_id = (line_start, piece, low)
         keys = self._keys.get(sentence_id)
+        window = sentence[low : low + _CONTEXT_CHARS] if len(sentence) > _CONTEXT_CHARS else sentence
         if keys is None:
-            if len(sentence) > _CONTEXT_CHARS:
-                sentence = _whole_words(sentence, low, low + _CONTEXT_CHARS)
-            words = QUERY_WORD.findall(displayed_text(sentence))
+            words_of = _whole_words(sentence, low, low + _CONTEXT_CHARS) if len(sentence) > _CONTEXT_CHARS else sentence
+            words = QUERY_WORD.findall(displayed_text(words_of))
             keys = self._keys[sentence_id] = frozenset(relation_keys([w.casefold() for w in words], self._lexicon))
-        return sentence_id, keys
+        relations = self._relations.get(sentence_id)
+        if relations is None:
+            relations = self._relations[sentence_id] = SentenceRelations(window, self._lexicon)
+        return sentence_id, keys, relations.at(at - begin - low)
 
 
 def _whole_words(text: str, start: int, end: int) -> str:
@@ -203,6 +234,10 @@ class Part:
     surfaces: dict[tuple[str, str], int]  # (tag or name vertex key, surface as written) → occurrences
     link_dirs: frozenset[str]  # keys of the notes this note links to
     contexts: dict[str, Context]  # linked or named note key → word keys of the sentences it is in
+    # Linked or named note key → {(relation, the other note is its subject, from a property): occurrences}.
+    typed: dict[str, dict[tuple[str, bool, bool], int]] = field(default_factory=dict)
+    # Chunk ordinal → the entity keys it names or links (in written order): the chunk → entity edges.
+    chunk_entities: dict[int, tuple[str, ...]] = field(default_factory=dict)
 
 
 @dataclass
@@ -211,7 +246,7 @@ class NoteRows:
 
     mentions: list[tuple[int, str]] = field(default_factory=list)
     chunks: list[tuple[int, int, int]] = field(default_factory=list)
-    links: list[tuple[str, int, str]] = field(default_factory=list)
+    links: list[tuple[str, int, str, str | None]] = field(default_factory=list)  # target, line, written, property
 
 
 _QUALIFIER = re.compile(r"^(?P<name>.*\S)\s+\([^()]+\)$")
@@ -230,8 +265,8 @@ def note_rows(catalog: Catalog, paths: Collection[str] | None) -> dict[str, Note
         rows[path].mentions.append((ordinal, surface))
     for path, ordinal, start, end in catalog.chunk_lines_of(paths):
         rows[path].chunks.append((start, end, ordinal))
-    for source, target, line, written in catalog.resolved_links_of(paths):
-        rows[source].links.append((target, line, written))
+    for link in catalog.resolved_links_of(paths):
+        rows[link.source].links.append((link.target, link.line, link.written, link.property))
     return rows
 
 
@@ -253,12 +288,12 @@ def note_part(
     me = sys.intern(f"note:{info.path}")  # one object per key: less memory, a smaller saved graph
     edges: dict[tuple[str, str, int], int] = {}
     surfaces: dict[tuple[str, str], int] = {}
-    loaded: list[_Sentences | None] = []
+    loaded: list[Sentences | None] = []
 
-    def sentences() -> _Sentences | None:
+    def sentences() -> Sentences | None:
         if not loaded:
             body = load_body()
-            loaded.append(None if body is None else _Sentences(body[0], body[1], lexicon))
+            loaded.append(None if body is None else Sentences(body[0], body[1], lexicon))
         return loaded[0]
 
     def connect(a: str, b: str, rel: int) -> None:
@@ -274,14 +309,24 @@ def note_part(
     # Entities per chunk: names mentioned and notes linked, for co-occurrence.
     chunk_entities: defaultdict[int, list[str]] = defaultdict(list)
     contexts: defaultdict[str, set[str]] = defaultdict(set)
+    typed: defaultdict[str, dict[tuple[str, bool, bool], int]] = defaultdict(dict)
     contexted: set[str] = set()
     contexted_sentences: set[tuple[str, _SentenceId]] = set()
 
-    def add_context(key: str, sentence_id: _SentenceId, keys: frozenset[str]) -> None:
-        # Many links to one note in one sentence add that sentence's keys once.
-        if keys and (key, sentence_id) not in contexted_sentences:
-            contexted_sentences.add((key, sentence_id))
+    def add_typed(key: str, named: Named, explicit: bool) -> None:
+        counts = typed[key]
+        entry = (named[0], named[1], explicit)
+        counts[entry] = counts.get(entry, 0) + 1
+
+    def add_context(key: str, sentence_id: _SentenceId, keys: frozenset[str], named: Named | None) -> None:
+        # Many links to one note in one sentence add that sentence's keys (and relation) once.
+        if (key, sentence_id) in contexted_sentences or sentence_id[0] < 0:
+            return
+        contexted_sentences.add((key, sentence_id))
+        if keys:
             contexts[key].update(keys)
+        if named is not None:
+            add_typed(key, named, False)
 
     for ordinal, surface in rows.mentions:
         normal = normalize(surface)
@@ -307,7 +352,7 @@ def note_part(
     found = sentences() if rows.links else None
     chunk_of = _chunk_finder(rows.chunks)
     link_dirs: set[str] = set()
-    for target, line, written in rows.links:
+    for target, line, written, prop in rows.links:
         if target == info.path or target not in notes:
             continue
         other = sys.intern(f"note:{target}")
@@ -316,6 +361,9 @@ def note_part(
         linked_from = chunk_of(line)
         if linked_from is not None:
             chunk_entities[linked_from].append(other)
+        if prop:
+            # `company: "[[Acme]]"`, `works_at:: [[Acme]]`: the note says how, in so many words.
+            add_typed(other, property_relation(prop, lexicon), True)
         if found is not None:
             add_context(other, *found.of_link(line, written))
     for members in chunk_entities.values():
@@ -331,6 +379,8 @@ def note_part(
         surfaces=surfaces,
         link_dirs=frozenset(link_dirs),
         contexts={k: _context(v) for k, v in contexts.items()},
+        typed=dict(typed),
+        chunk_entities={ordinal: tuple(dict.fromkeys(members)) for ordinal, members in chunk_entities.items()},
     )
 
 
@@ -379,6 +429,8 @@ class Build:
         self.surfaces: dict[str, dict[str, int]] = {}
         self.link_dirs: set[tuple[int, int]] = set()
         self.contexts: dict[tuple[int, int], Context] = {}
+        # Linked pair → (its subject vertex, relation, named by a property), where the vault names one.
+        self.named: dict[tuple[int, int], NamedEdge] = {}
         self.people: set[str] = set()
         # The summed edges as parallel lists (igraph's edge numbering) and each edge's place.
         self.ends: list[tuple[int, int]] = []
@@ -439,8 +491,25 @@ class Build:
         # One side's string is shared, not copied: most pairs are written about from one side.
         return _context(set(keys.split()) | set(other.split())) if keys and other else (keys or other)
 
+    def named_relation(self, a: str, b: str) -> tuple[str, str, bool] | None:
+        """The relation named between notes `a` and `b` (keys) by either's sentences or
+        properties: (its subject's key, relation, named by a property). A property outweighs
+        any number of sentences; then the most often named wins, then the first in sort order."""
+        votes: dict[tuple[str, str], tuple[int, int]] = {}
+        for me, other in ((a, b), (b, a)):
+            part = self.parts.get(me[5:])
+            counts = part.typed.get(other) if part else None
+            for (relation, other_is_subject, explicit), count in (counts or {}).items():
+                subject = other if other_is_subject else me
+                explicit_before, count_before = votes.get((subject, relation), (0, 0))
+                votes[(subject, relation)] = (explicit_before + int(explicit), count_before + count)
+        if not votes:
+            return None
+        subject, relation = min(votes, key=lambda vote: (-votes[vote][0], -votes[vote][1], vote))
+        return subject, relation, votes[(subject, relation)][0] > 0
+
     def set_context(self, a: str, b: str) -> None:
-        """Recompute the context of one linked pair from both notes' parts."""
+        """Recompute the context and the named relation of one linked pair from both notes' parts."""
         ia, ib = self.ids[a], self.ids[b]
         edge = (ia, ib) if ia < ib else (ib, ia)
         keys = self.context(a, b)
@@ -448,6 +517,11 @@ class Build:
             self.contexts[edge] = keys
         else:
             self.contexts.pop(edge, None)
+        named = self.named_relation(a, b)
+        if named is not None:
+            self.named[edge] = (self.ids[named[0]], named[1], named[2])
+        else:
+            self.named.pop(edge, None)
 
     def entries(self) -> list[tuple[str, str]]:
         """Dictionary entries in a fixed order: note names (by path), then tags, then names (by key)."""

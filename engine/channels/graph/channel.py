@@ -22,12 +22,14 @@ from engine.channels.graph.build import (
     note_part,
     note_rows,
 )
+from engine.channels.graph.view import GraphView
 from engine.config import GraphConfig
 from engine.entities import EntityDictionary, EntityMatch
 from engine.lexicon import Lexicon
 from engine.lexicon.en import ENGLISH
 from engine.query import QueryPlan
-from engine.records import ChannelName, Neighbor, NoteInfo
+from engine.query.words import QUERY_WORD, relation_keys
+from engine.records import ChannelName, Neighbor, NoteInfo, Relation
 
 
 class GraphChannel:
@@ -48,6 +50,7 @@ class GraphChannel:
         self._build: Build | None = None
         self._snapshot: walk.Snapshot | None = None
         self._note_count = 0
+        self._relation_names = relation_names(lexicon)
 
     # -- building -------------------------------------------------------------------
     def rebuild(self, catalog: Catalog) -> None:
@@ -79,7 +82,7 @@ class GraphChannel:
             build.parts[info.path] = part
             build.apply(info.path, part, 1, set(), set())
         for path, part in build.parts.items():
-            for other in part.contexts:
+            for other in (*part.contexts, *part.typed):
                 build.set_context(f"note:{path}", other)
         build.settle_all()
         vertices = [build.vertex_record(key) for key in build.keys]
@@ -133,7 +136,7 @@ class GraphChannel:
             build.parts[info.path] = part
             build.apply(info.path, part, 1, edges, names)
             me = f"note:{info.path}"
-            pairs.update((me, other) for other in (*old.contexts, *part.contexts))
+            pairs.update((me, other) for other in (*old.contexts, *part.contexts, *old.typed, *part.typed))
             links_changed = links_changed or old.link_dirs != part.link_dirs
             people_changed = people_changed or old.person != part.person
         # Searches hold the published lists and contexts: change copies.
@@ -141,6 +144,7 @@ class GraphChannel:
         build.settle(edges)
         if pairs:
             build.contexts = dict(build.contexts)
+            build.named = dict(build.named)
             for a, b in pairs:
                 build.set_context(a, b)
         with self._lock:
@@ -195,6 +199,7 @@ class GraphChannel:
             dictionary=dictionary,
             link_dirs=link_dirs,
             contexts=build.contexts,
+            named=build.named,
             linked=linked,
             people=frozenset(build.people) if people or before is None else before.people,
         )
@@ -222,11 +227,39 @@ class GraphChannel:
         if snapshot is None or query.is_empty:
             return ChannelAnswer(hits=())
         if query.candidates is None:
-            return walk.search(snapshot, query, limit, self._config)
+            return walk.search(snapshot, query, limit, self._config, self._relation_names)
         # A filter: the walk reaches what it reaches; only the candidates are answers.
-        answer = walk.search(snapshot, query, snapshot.cache.graph.vcount(), self._config)
+        answer = walk.search(snapshot, query, snapshot.cache.graph.vcount(), self._config, self._relation_names)
         kept = [hit for hit in answer.hits if hit.path in query.candidates][:limit]
         return replace(answer, hits=tuple(replace(hit, rank=rank) for rank, hit in enumerate(kept, start=1)))
+
+    def relation(self, a: str, b: str) -> Relation | None:
+        """The relation the vault names between the notes at paths `a` and `b`, subject first, if any."""
+        with self._lock:
+            snapshot = self._snapshot
+        if snapshot is None:
+            return None
+        va, vb = snapshot.index.get(f"note:{a}"), snapshot.index.get(f"note:{b}")
+        if va is None or vb is None:
+            return None
+        found = walk.path_relations(snapshot, (va, vb))
+        return found[0] if found else None
+
+    def view(self) -> GraphView | None:
+        """The graph as it is now, for reading entities, walks and edges (None before it is built)."""
+        with self._lock:
+            snapshot = self._snapshot
+            build = self._build
+        if snapshot is None or build is None:
+            return None
+        return GraphView(snapshot, build.parts, self._config)
+
+    def chunk_entities(self, chunks: Sequence[tuple[str, int]]) -> list[tuple[str, ...]]:
+        """The entity keys each (note path, chunk ordinal) names or links, in written order."""
+        with self._build_lock:
+            build = self._build
+            parts = build.parts if build is not None else {}
+            return [parts[path].chunk_entities.get(ordinal, ()) if path in parts else () for path, ordinal in chunks]
 
     def neighbors(self, path: str, limit: int = 20) -> list[Neighbor]:
         """A note's strongest neighbors in the graph."""
@@ -319,6 +352,15 @@ class GraphChannel:
         with self._lock:
             self._snapshot = None
             self._build = None
+
+
+def relation_names(lexicon: Lexicon) -> dict[str, frozenset[str]]:
+    """The lexicon's named relations with the word keys a query asking for each would hold ("atten")."""
+    out: dict[str, frozenset[str]] = {}
+    for relation in lexicon.relations:
+        words = [w.casefold() for phrase in (relation.name, *relation.active, *relation.subject_roles) for w in QUERY_WORD.findall(phrase)]
+        out[relation.name] = frozenset(relation_keys(words, lexicon))
+    return out
 
 
 def open_channel(context: ChannelContext) -> tuple[GraphChannel, str]:

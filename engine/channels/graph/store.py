@@ -18,7 +18,7 @@ from engine.entities import EntityDictionary
 
 __all__ = ["SAVED_FORMAT", "Saved", "load", "save"]
 
-SAVED_FORMAT = 10
+SAVED_FORMAT = 11
 _SAVED_CLASSES = frozenset(
     {
         ("engine.channels.graph.build", "Build"),

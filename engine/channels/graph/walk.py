@@ -4,14 +4,22 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 from engine.channels.base import ChannelAnswer
-from engine.channels.graph.build import LINKS, RELATION_NAMES, Context, Vertex, context_has
+from engine.channels.graph.build import (
+    LINKS,
+    RELATION_NAMES,
+    Context,
+    NamedEdge,
+    Vertex,
+    context_has,
+)
 from engine.config import GraphConfig
 from engine.entities import EntityDictionary
 from engine.query import QueryPlan
-from engine.records import ChannelHit, Neighbor
+from engine.records import CHUNK_SEEDED, ChannelHit, Neighbor, Relation
 
 __all__ = ["NeighborCache", "Snapshot", "neighbors", "search"]
 
@@ -60,6 +68,7 @@ class Snapshot:
     dictionary: EntityDictionary
     link_dirs: set[tuple[int, int]]  # (linking vertex, linked vertex)
     contexts: dict[tuple[int, int], Context]
+    named: dict[tuple[int, int], NamedEdge]  # linked pair → (subject vertex, relation, by a property)
     linked: frozenset[int]  # vertices with a written link
     people: frozenset[str]  # paths of the notes the vault files as people
 
@@ -69,36 +78,55 @@ class Snapshot:
         return self.cache.vertices
 
 
-def search(snapshot: Snapshot, plan: QueryPlan, limit: int, config: GraphConfig) -> ChannelAnswer:
-    """Expand 1-2 hops from the plan's entities; rank notes by decayed proximity."""
+def search(
+    snapshot: Snapshot,
+    plan: QueryPlan,
+    limit: int,
+    config: GraphConfig,
+    relation_names: dict[str, frozenset[str]] | None = None,
+) -> ChannelAnswer:
+    """Expand 1-2 hops from the plan's entities (and its request's seeds); rank notes by decayed proximity.
+
+    `relation_names` are the lexicon's named relations with their word keys: an edge
+    named with the relation the query asks about counts `typed_relation_boost` more.
+    """
     vertices, index, people = snapshot.vertices, snapshot.index, snapshot.people
+    request = plan.graph
+    max_hops = config.max_hops if request.max_hops is None else max(0, request.max_hops)
     seeds: list[tuple[int, float, int]] = []
     recognized: list[str] = []
-    for match in plan.entities:
+    for match in plan.entities if request.query_entities else ():
         ids = [index[k] for k in match.entity_ids if k in index]
         if not ids:
             continue
         recognized.append(match.surface)
         share = 1.0 / len(ids)  # an ambiguous name spreads its weight
         # ... and walks one hop: its second hop is many vertices each worth little.
-        hops = config.max_hops if len(ids) <= _AMBIGUOUS_NAME else 1
+        hops = max_hops if len(ids) <= _AMBIGUOUS_NAME else min(1, max_hops)
         seeds.extend((v, share, hops) for v in ids)
-    if not seeds:
-        return ChannelAnswer(hits=())
     # "Who attended X?" asks for X's people, not for X: the named notes are not answers.
     # Only where the named note's relations are written as links; co-occurrence is too
     # loose to say the note itself is not what was asked for.
     answers_are_neighbors = plan.relation.about_one and any(v in snapshot.linked for v, _, _ in seeds)
+    named_seeds = len(seeds)  # the seeds after these are the entities the top chunks name
+    seeds.extend((index[key], weight, max_hops) for key, weight in request.seeds if key in index)
+    if not seeds:
+        return ChannelAnswer(hits=())
     # The query's other words name the relation ("invested", "advises"); links written
     # in a sentence that says so are the ones asked about.
     relation_keys = plan.relation.keys
+    wanted = frozenset(
+        name for name, keys in (relation_names or {}).items() if keys & relation_keys
+    ) if config.typed_relation_boost > 0 else frozenset()
     totals: dict[int, float] = defaultdict(float)
     best: dict[int, _Reach] = {}
     # A who-question's answers are people; a walk that passes through anything else (the
     # company a meeting links to) reaches that thing's people, and steps back with it.
     by_people = answers_are_neighbors and bool(people)
-    for seed, seed_weight, hops in seeds:
-        for v, reach in expand(snapshot.cache, config, seed, snapshot.contexts, relation_keys, hops).items():
+    from_chunk: set[int] = set()  # vertices whose best reach started at a top chunk's entity
+    for number, (seed, seed_weight, hops) in enumerate(seeds):
+        reached = expand(snapshot.cache, config, seed, snapshot.contexts, relation_keys, hops, snapshot.named, wanted)
+        for v, reach in reached.items():
             if answers_are_neighbors and reach.hops == 0:
                 continue
             score = reach.score
@@ -109,6 +137,10 @@ def search(snapshot: Snapshot, plan: QueryPlan, limit: int, config: GraphConfig)
             totals[v] += seed_weight * score
             if v not in best or reach.score > best[v].score:
                 best[v] = reach
+                if number >= named_seeds:
+                    from_chunk.add(v)
+                else:
+                    from_chunk.discard(v)
     note_hits = [(v, score) for v, score in totals.items() if vertices[v].kind == "note" and score > 0]
     if by_people:
         # A who-question is answered by people: where the vault says which notes are
@@ -121,14 +153,21 @@ def search(snapshot: Snapshot, plan: QueryPlan, limit: int, config: GraphConfig)
     for rank, (v, score) in enumerate(note_hits[:limit], start=1):
         reach = best[v]
         labels = tuple(vertices[p].label for p in reach.path)
-        relation = None
+        relation = CHUNK_SEEDED if v in from_chunk and not reach.hops else None
         if reach.hops:
             a, b = reach.path[-2], reach.path[-1]
             relation = RELATION_NAMES[reach.relation]
             if reach.relation == LINKS:
                 relation = "links to" if (a, b) in snapshot.link_dirs else "linked from"
         hits.append(
-            ChannelHit(path=str(vertices[v].path), score=round(score, 6), rank=rank, graph_path=labels, graph_relation=relation)
+            ChannelHit(
+                path=str(vertices[v].path),
+                score=round(score, 6),
+                rank=rank,
+                graph_path=labels,
+                graph_relation=relation,
+                relations=path_relations(snapshot, reach.path),
+            )
         )
     expanded = tuple(
         dict.fromkeys(
@@ -143,6 +182,19 @@ def search(snapshot: Snapshot, plan: QueryPlan, limit: int, config: GraphConfig)
     )
 
 
+def path_relations(snapshot: Snapshot, path: tuple[int, ...]) -> tuple[Relation, ...]:
+    """The named relations along a walk's path (subject first), where the vault names one."""
+    out: list[Relation] = []
+    vertices = snapshot.vertices
+    for a, b in pairwise(path):
+        named = snapshot.named.get((a, b) if a < b else (b, a))
+        if named is not None:
+            subject, relation, explicit = named
+            other = b if subject == a else a
+            out.append(Relation(vertices[subject].label, relation, vertices[other].label, explicit))
+    return tuple(out)
+
+
 def expand(
     cache: NeighborCache,
     config: GraphConfig,
@@ -150,8 +202,11 @@ def expand(
     contexts: dict[tuple[int, int], Context] | None = None,
     relation_keys: frozenset[str] = frozenset(),
     max_hops: int | None = None,
+    named: dict[tuple[int, int], NamedEdge] | None = None,
+    wanted: frozenset[str] = frozenset(),
 ) -> dict[int, _Reach]:
-    """Best reach of every vertex within max_hops of `seed`; edges whose link context names the relation count more."""
+    """Best reach of every vertex within max_hops of `seed`; edges whose link context names the
+    relation count more, and edges named with a `wanted` relation more again."""
     hops = config.max_hops if max_hops is None else max_hops
     memo = (seed, relation_keys, hops)
     known_reach = cache.reaches.get(memo)
@@ -170,6 +225,10 @@ def expand(
                     context = contexts.get((u, v) if u < v else (v, u))
                     if context and context_has(context, patterns):
                         score *= 1.0 + config.relation_boost
+                if wanted and named:
+                    edge = named.get((u, v) if u < v else (v, u))
+                    if edge is not None and edge[1] in wanted:
+                        score *= 1.0 + config.typed_relation_boost
                 known = reached.get(v)
                 if known is None or (score > known.score and known.hops >= hop):
                     if known is None:
@@ -220,5 +279,14 @@ def neighbors(snapshot: Snapshot, path: str, limit: int, config: GraphConfig) ->
     out = []
     for other, weight, _rel in top_neighbors(snapshot.cache, config, v)[:limit]:
         vert = snapshot.vertices[other]
-        out.append(Neighbor(name=vert.label, kind=vert.kind, weight=round(weight, 4), path=vert.path))
+        named = path_relations(snapshot, (v, other))
+        out.append(
+            Neighbor(
+                name=vert.label,
+                kind=vert.kind,
+                weight=round(weight, 4),
+                path=vert.path,
+                relation=named[0] if named else None,
+            )
+        )
     return out

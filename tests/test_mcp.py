@@ -1,0 +1,150 @@
+"""`cairn mcp`: the MCP server driven by the SDK's own client over stdio, as an MCP client runs it."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from engine.api import Engine
+
+mcp = pytest.importorskip("mcp")
+from mcp import ClientSession, StdioServerParameters  # noqa: E402
+from mcp.client.stdio import stdio_client  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+READ_TOOLS = {"search", "context", "read", "related", "backlinks", "why"}
+
+
+@pytest.fixture
+def indexed(sample_copy: Path, tmp_path: Path) -> tuple[Path, Path]:
+    """A private copy of sample_vault, indexed with the real model."""
+    index = tmp_path / "index"
+    with Engine.open(sample_copy, index_dir=index) as engine:
+        engine.reindex()
+    return sample_copy, index
+
+
+@pytest.fixture
+def lexical(sample_copy: Path, tmp_path: Path) -> tuple[Path, Path]:
+    """A private copy of sample_vault with a CRLF note, indexed without the model (the writes are the point)."""
+    (sample_copy / "Inbox" / "Windows note.md").write_bytes(b"# Windows note\r\n\r\nWritten on Windows.\r\n")
+    index = tmp_path / "index"
+    with Engine.open(sample_copy, index_dir=index, embedder=None) as engine:
+        engine.reindex()
+    return sample_copy, index
+
+
+def _session(vault: Path, index: Path, *extra: str) -> Callable[[Callable[[ClientSession], Awaitable[None]]], None]:
+    """Run `body` with a client session to `cairn mcp VAULT` started as a subprocess; it must end cleanly."""
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "app", "mcp", str(vault), "--index-dir", str(index), "--no-index", *extra],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        cwd=str(ROOT),
+    )
+
+    def run(body: Callable[[ClientSession], Awaitable[None]]) -> None:
+        async def main() -> None:
+            async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+                await session.initialize()
+                await body(session)
+
+        anyio.run(main)
+
+    return run
+
+
+async def _call(session: ClientSession, tool: str, **arguments: Any) -> dict[str, Any]:
+    result = await session.call_tool(tool, arguments)
+    assert not result.isError, result.content
+    assert result.structuredContent is not None
+    # The text content is the same JSON, for clients that read text only.
+    text = next(block.text for block in result.content if block.type == "text")
+    assert json.loads(text) == result.structuredContent
+    return result.structuredContent
+
+
+def test_read_only_tools_answer_through_a_real_client_session(indexed: tuple[Path, Path]) -> None:
+    vault, index = indexed
+
+    async def body(session: ClientSession) -> None:
+        tools = {tool.name for tool in (await session.list_tools()).tools}
+        assert tools == READ_TOOLS  # no write tools without --write
+
+        found = await _call(session, "search", query="who attended the Atlas kickoff", limit=5)
+        assert len(found["hits"]) == 5
+        people = {hit["path"] for hit in found["hits"]}
+        assert "People/Priya Kumar.md" in people
+        first = found["hits"][0]
+        assert {"label", "channels", "snippet", "create_safety", "vector_score", "graph_boost", "traversed"} <= set(first)
+        graph = next(hit for hit in found["hits"] if hit["path"] == "People/Priya Kumar.md")["channels"]["graph"]
+        assert {"source": "Priya Kumar", "relation": "attended", "target": "Atlas 2026 Kickoff", "explicit": False} in graph["relations"]
+
+        named = await _call(session, "search", query="Atlas 2026 Kickoff", limit=3)
+        assert named["hits"][0]["create_safety"] == "exists"
+
+        context = await _call(session, "context", question="who attended the Atlas kickoff", max_tokens=1500)
+        assert context["sources"] and context["entities"] and context["relationships"]
+        assert context["used"]["total"] <= 1500
+        assert "word pieces" in context["tokenizer"]
+        assert context["counts"]["chunks"] == len(context["sources"])
+
+        note = await _call(session, "read", path="Priya Kumar")
+        assert note["found"] and note["path"] == "People/Priya Kumar.md"
+        assert any(link["resolved"] == "Projects/Atlas/Atlas.md" for link in note["links"])
+        assert any(b["path"] == "Meetings/2026/2026-01-12 Atlas Kickoff.md" for b in note["backlinks"])
+
+        missed = await _call(session, "read", path="Priya Kumr")
+        assert not missed["found"]
+        assert missed["nearest"][0]["title"] == "Priya Kumar"
+
+        related = await _call(session, "related", path="People/Priya Kumar.md", limit=3)
+        assert related["hits"] and all(hit["path"] != "People/Priya Kumar.md" for hit in related["hits"])
+
+        linking = await _call(session, "backlinks", path="Atlas")
+        assert any(b["path"] == "People/Priya Kumar.md" for b in linking["backlinks"])
+
+        why = await _call(session, "why", query="who attended the Atlas kickoff", note="Leo Fischer", limit=5)
+        assert why["path"] == "People/Leo Fischer.md" and why["reasons"]
+
+        refused = await session.call_tool("create_note", {"title": "Nope"})
+        assert refused.isError
+
+        unknown = await session.call_tool("backlinks", {"path": "No Such Note At All"})
+        assert unknown.isError
+
+    _session(vault, index)(body)
+    assert not (vault / "Nope.md").exists()
+
+
+def test_write_tools_save_through_the_engine(lexical: tuple[Path, Path]) -> None:
+    vault, index = lexical
+    windows = vault / "Inbox" / "Windows note.md"
+
+    async def body(session: ClientSession) -> None:
+        tools = {tool.name for tool in (await session.list_tools()).tools}
+        assert tools == READ_TOOLS | {"create_note", "append"}
+
+        created = await _call(session, "create_note", title="Field trip", text="# Field trip\n\nWith [[Priya Kumar]].\n", folder="Inbox")
+        assert created["path"] == "Inbox/Field trip.md" and created["indexed"]
+        found = await _call(session, "search", query="Field trip", limit=3)
+        assert found["hits"][0]["path"] == "Inbox/Field trip.md"
+        assert found["hits"][0]["create_safety"] == "exists"
+
+        again = await session.call_tool("create_note", {"title": "Field trip", "folder": "Inbox"})
+        assert again.isError
+
+        appended = await _call(session, "append", path="Windows note", text="Appended line.")
+        assert appended["path"] == "Inbox/Windows note.md" and appended["indexed"]
+
+    _session(vault, index, "--write", "--no-model")(body)
+    assert (vault / "Inbox" / "Field trip.md").read_bytes() == b"# Field trip\n\nWith [[Priya Kumar]].\n"
+    # The note keeps its CRLF line endings; the new line takes them too.
+    assert windows.read_bytes() == b"# Windows note\r\n\r\nWritten on Windows.\r\nAppended line.\r\n"

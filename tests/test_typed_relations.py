@@ -1,0 +1,193 @@
+"""Typed relations: the graph names how two notes relate, from a link's sentence or from the property that holds it."""
+
+from __future__ import annotations
+
+import multiprocessing
+from pathlib import Path
+
+import pytest
+
+from engine.api import Engine
+from engine.channels.graph import store
+from engine.channels.graph.relations import SentenceRelations, property_relation
+from engine.config import EngineConfig, GraphConfig
+from engine.lexicon.en import ENGLISH
+from engine.records import Relation
+from engine.tools.cli import main
+from engine.vault import parse_note
+from engine.vault.fields import inline_fields
+
+
+def _at(sentence: str, name: str) -> tuple[str, bool] | None:
+    """The relation the sentence names between its note and the link to `name`."""
+    return SentenceRelations(sentence, ENGLISH).at(sentence.index(name))
+
+
+@pytest.mark.parametrize(
+    ("sentence", "name", "expected"),
+    [
+        # A role lists who does it: the linked notes attended this meeting.
+        ("Attendees: [[Priya Kumar]], [[Marcus Chen]]", "Marcus Chen", ("attended", True)),
+        # The note's own voice: Mia Brown (this note) founded Acme.
+        ("Mia Brown is the founder of [[Acme]], a robotics company.", "Acme", ("founded", False)),
+        ("Chris Smith is a senior engineer at [[companies/acme|Acme]].", "companies/acme", ("works at", False)),
+        # An active phrase after the name: the linked note does it to this one.
+        ("[[Ian Anderson]] attended in person at the headquarters.", "Ian Anderson", ("attended", True)),
+        # "by" turns the phrase around.
+        ("The company was founded in 2022 by [[Ingrid Holm]].", "Ingrid Holm", ("founded", True)),
+        ("Early funding came from angel investors including [[Wendy]] and [[Fiona]].", "Fiona", ("invested in", True)),
+        ("Wendy also advises [[Vector]], where she focuses on data.", "Vector", ("advises", False)),
+    ],
+)
+def test_a_sentence_names_the_relation_and_who_does_it(sentence: str, name: str, expected: tuple[str, bool]) -> None:
+    assert _at(sentence, name) == expected
+
+
+@pytest.mark.parametrize(
+    ("sentence", "name"),
+    [
+        ("[[Priya]] works at [[Acme]].", "Priya"),  # two other notes: nothing about this one
+        ("[[Priya]] works at [[Acme]].", "Acme"),
+        ("Victor is the driving force behind [[Delta]], which he founded in 2021.", "Delta"),  # a clause
+        ("Hosts a private dinner with [[Lucid]] and [[Drift]] founders in SF.", "Drift"),  # a role after a name
+        ("[[Founders Fund]] led the round.", "Founders Fund"),  # a phrase inside a link is a name
+        ("The part of [[Beacon]] where customers design the forms their crews fill in on [[Atlas]].", "Atlas"),
+        ("Met [[Priya]] for coffee.", "Priya"),
+    ],
+)
+def test_a_sentence_that_does_not_say_names_nothing(sentence: str, name: str) -> None:
+    assert _at(sentence, name) is None
+
+
+def test_a_property_names_its_relation_or_is_one() -> None:
+    assert property_relation("company", ENGLISH) == ("works at", False)
+    assert property_relation("works_at", ENGLISH) == ("works at", False)
+    assert property_relation("Attendees", ENGLISH) == ("attended", True)
+    assert property_relation("founded-by", ENGLISH) == ("founded", True)
+    assert property_relation("reports_to", ENGLISH) == ("reports to", False)
+    assert property_relation("owner", ENGLISH) == ("owner", False)
+
+
+def test_links_keep_the_property_or_inline_field_they_are_the_value_of() -> None:
+    note = parse_note(
+        "People/Priya.md",
+        '---\ncompany: "[[Acme]]"\nrelated:\n  - "[[Beacon]]"\n---\n'
+        "# Priya\n\nworks_at:: [[Acme]]\n- **reports_to**:: [[Ingrid]]\nPlain [[Atlas]] and [advises:: [[Orbit]]]\n"
+        "```\nmentor:: [[Nobody]]\n```\n",
+    )
+    assert [(link.target, link.property) for link in note.links] == [
+        ("Acme", "company"),
+        ("Beacon", "related"),
+        ("Acme", "works_at"),
+        ("Ingrid", "reports_to"),
+        ("Atlas", None),
+        ("Orbit", "advises"),
+    ]
+
+
+def _inline_fields(line: str) -> int:
+    return len(inline_fields(line))
+
+
+def _sentence_relations(sentence: str) -> int:
+    relations = SentenceRelations(sentence, ENGLISH)
+    return sum(1 for at in range(0, len(sentence), 997) if relations.at(at) is not None)
+
+
+@pytest.mark.parametrize(
+    ("stage", "text"),
+    [
+        (_inline_fields, "a" * 60 + "::" + "[b:: " * 40_000),
+        (_inline_fields, "- **" + "x " * 200_000 + "::"),
+        (_sentence_relations, "works " * 100_000 + "at"),
+        (_sentence_relations, "attended by " * 50_000),
+    ],
+)
+def test_relation_reading_is_linear(stage: object, text: str) -> None:
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        pending = pool.apply_async(stage, (text,))  # type: ignore[arg-type]
+        try:
+            pending.get(30.0)
+        except multiprocessing.TimeoutError:
+            pytest.fail("relation reading is not linear")
+
+
+def _vault(root: Path) -> Path:
+    (root / "People").mkdir(parents=True)
+    (root / "Companies").mkdir()
+    (root / "Meetings").mkdir()
+    (root / "People" / "Priya Kumar.md").write_text(
+        '---\ncompany: "[[Acme]]"\ntags: [person]\n---\n# Priya Kumar\n\nEngineering lead. She advises [[Orbit]].\n',
+        encoding="utf-8",
+    )
+    (root / "People" / "Marcus Chen.md").write_text(
+        "# Marcus Chen\n\nworks_at:: [[Acme]]\n\nProduct manager.\n", encoding="utf-8"
+    )
+    (root / "Companies" / "Acme.md").write_text("# Acme\n\nA robotics company.\n", encoding="utf-8")
+    (root / "Companies" / "Orbit.md").write_text("# Orbit\n\nA biotech startup.\n", encoding="utf-8")
+    (root / "Meetings" / "Kickoff.md").write_text(
+        "# Kickoff\n\nAttendees: [[Priya Kumar]], [[Marcus Chen]]\n\nWe planned the year.\n", encoding="utf-8"
+    )
+    return root
+
+
+def test_the_graph_names_relations_in_search_evidence_and_neighbours(tmp_path: Path) -> None:
+    vault = _vault(tmp_path / "vault")
+    with Engine.open(vault, index_dir=tmp_path / "index", embedder=None) as engine:
+        engine.reindex()
+        results = engine.search("Who attended Kickoff?", limit=5, as_you_type=False)
+        priya = next(hit for hit in results.hits if hit.path == "People/Priya Kumar.md")
+        assert Relation("Priya Kumar", "attended", "Kickoff") in priya.channels["graph"].relations
+        neighbours = {n.name: n.relation for n in engine.neighbors("People/Priya Kumar.md")}
+        assert neighbours["Acme"] == Relation("Priya Kumar", "works at", "Acme", explicit=True)
+        assert neighbours["Orbit"] == Relation("Priya Kumar", "advises", "Orbit")
+        assert neighbours["Kickoff"] == Relation("Priya Kumar", "attended", "Kickoff")
+        marcus = {n.name: n.relation for n in engine.neighbors("People/Marcus Chen.md")}
+        assert marcus["Acme"] == Relation("Marcus Chen", "works at", "Acme", explicit=True)
+
+
+def test_an_edit_renames_the_relation_as_a_rebuild_would(tmp_path: Path) -> None:
+    vault = _vault(tmp_path / "vault")
+    kickoff = vault / "Meetings" / "Kickoff.md"
+    with Engine.open(vault, index_dir=tmp_path / "index", embedder=None) as engine:
+        engine.reindex()
+        text = engine.read_note("Meetings/Kickoff.md")
+        engine.save_note("Meetings/Kickoff.md", text.text.replace("Attendees:", "Investors:"), expected_sha=text.sha)
+        patched = {n.name: n.relation for n in engine.neighbors("Meetings/Kickoff.md")}
+    assert patched["Priya Kumar"] == Relation("Priya Kumar", "invested in", "Kickoff")
+    assert kickoff.read_text(encoding="utf-8").startswith("# Kickoff\n\nInvestors:")
+    with Engine.open(vault, index_dir=tmp_path / "fresh", embedder=None) as fresh:
+        fresh.reindex()
+        assert {n.name: n.relation for n in fresh.neighbors("Meetings/Kickoff.md")} == patched
+
+
+def test_the_explain_view_writes_the_relation(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    vault = _vault(tmp_path / "vault")
+    index = str(tmp_path / "index")
+    assert main(["reindex", str(vault), "--index-dir", index, "--no-model"]) == 0
+    capsys.readouterr()
+    assert main(["search", str(vault), "--index-dir", index, "--no-model", "--explain", "Who attended Kickoff?"]) == 0
+    assert "Priya Kumar —attended→ Kickoff" in capsys.readouterr().out
+
+
+def test_a_named_relation_the_query_asks_about_can_weigh_more(tmp_path: Path) -> None:
+    vault = _vault(tmp_path / "vault")
+    (vault / "Meetings" / "Kickoff.md").write_text(
+        "# Kickoff\n\nAttendees: [[Priya Kumar]]\n\nWe discussed [[Marcus Chen]] and his roadmap.\n", encoding="utf-8"
+    )
+
+    def scores(boost: float) -> dict[str, float]:
+        config = EngineConfig(graph=GraphConfig(typed_relation_boost=boost))
+        with Engine.open(vault, config, index_dir=tmp_path / f"index-{boost}", embedder=None) as engine:
+            engine.reindex()
+            hits = engine.search("Who attended Kickoff?", limit=5, channels=["graph"], as_you_type=False).hits
+            return {hit.path: hit.channels["graph"].score for hit in hits}
+
+    plain, boosted = scores(0.0), scores(2.0)
+    priya, marcus = "People/Priya Kumar.md", "People/Marcus Chen.md"
+    assert boosted[priya] > plain[priya]
+    assert boosted[marcus] == plain[marcus]  # "discussed" names no relation
+
+
+def test_the_saved_graph_format_changed_with_the_named_relations() -> None:
+    assert store.SAVED_FORMAT >= 11

@@ -1,0 +1,41 @@
+"""The web view's "why isn't this note here?" (a form in the explain view, a page, an API) and the search API's graph knobs."""
+
+from __future__ import annotations
+
+from starlette.testclient import TestClient
+
+QUERY = "who attended the Atlas kickoff"
+
+
+def test_the_api_explains_a_note(client: TestClient) -> None:
+    answer = client.get("/api/why", params={"q": QUERY, "note": "Leo Fischer", "limit": "5"})
+    assert answer.status_code == 200
+    payload = answer.json()
+    assert payload["path"] == "People/Leo Fischer.md" and payload["reasons"]
+    assert set(payload["channels"]) == {"fulltext", "vectors", "graph"}
+
+
+def test_a_missing_note_is_a_404_naming_the_nearest(client: TestClient) -> None:
+    missing = client.get("/api/why", params={"q": QUERY, "note": "Priya Kumr"})
+    assert missing.status_code == 404 and "Priya Kumar" in missing.json()["message"]
+    assert client.get("/api/why", params={"q": QUERY}).status_code == 400
+
+
+def test_the_explain_view_offers_the_question_and_names_relations(client: TestClient) -> None:
+    results = client.get("/search/results", params={"q": QUERY})
+    assert results.status_code == 200
+    assert 'class="why-form"' in results.text
+    assert "—attended→ Atlas 2026 Kickoff" in results.text
+    page = client.get("/why", params={"q": QUERY, "note": "Leo Fischer"})
+    assert page.status_code == 200
+    assert "Leo Fischer" in page.text and "fusion" in page.text
+
+
+def test_the_search_api_takes_the_graph_knobs(client: TestClient) -> None:
+    plain = client.get("/api/search", params={"q": QUERY}).json()
+    assert any(hit["graph_boost"] > 0 for hit in plain["hits"])
+    without = client.get("/api/search", params={"q": QUERY, "graph_weight": "0", "max_hops": "1", "graph_seeding": "both"})
+    assert without.status_code == 200
+    assert all(hit["graph_boost"] == 0 for hit in without.json()["hits"])
+    for bad in ({"graph_weight": "-1"}, {"graph_weight": "inf"}, {"max_hops": "two"}, {"graph_seeding": "x"}):
+        assert client.get("/api/search", params={"q": QUERY, **bad}).status_code == 400
