@@ -17,6 +17,7 @@ from collections.abc import Collection, Iterable, Iterator, Sequence
 from pathlib import Path
 
 from engine import notes
+from engine.backlog import eta_seconds
 from engine.config import EngineConfig
 from engine.embedder import Embedder, load_default_embedder
 from engine.errors import (
@@ -38,6 +39,7 @@ from engine.records import (
     Backlink,
     ChannelName,
     ChannelStatus,
+    EmbeddingBacklog,
     IndexStatus,
     LinkingNote,
     LinkUpdate,
@@ -470,6 +472,8 @@ class Engine:
             except Exception as exc:  # the views loaded before still answer; the next search retries
                 log.debug("could not pick up changes to the index", exc_info=True)  # said in the statuses
                 stale = f"showing the index as it was before: {type(exc).__name__}: {exc}"
+        if as_you_type:
+            self._indexer.note_typing()  # the embedding backlog leaves the cores to the keystrokes
         results = self._searcher.search(query, limit=limit, channels=channels, as_you_type=as_you_type)
         if ("vectors" in results.channels and self._embedder is None) or stale:
             channels_status = dict(results.channels)
@@ -513,6 +517,7 @@ class Engine:
         info = self._catalog.note_info(path)
         if info is None:
             raise NoteNotFound(path)
+        self._indexer.prefer(path)  # the notes a user reads get their vectors first
         body = self._catalog.note_body(path)
         try:
             text = self.read_note(path).text
@@ -614,7 +619,9 @@ class Engine:
             UnsafePath: the path is outside the vault.
             NoteNotSaved: the file cannot be edited as text (binary, too large, unreadable).
         """
-        return notes.read_text(path, self.resolve_path(path), self.config.max_file_bytes)
+        text = notes.read_text(path, self.resolve_path(path), self.config.max_file_bytes)
+        self._indexer.prefer(path)  # a note being edited gets its vectors first
+        return text
 
     def save_note(self, path: str, text: str, *, expected_sha: str | None, as_utf8: bool = False) -> SaveResult:
         """Write a note atomically, keeping its encoding and line endings, then reindex it.
@@ -819,6 +826,7 @@ class Engine:
         else:
             vectors = ChannelStatus("ok", 0.0)
         last = self._catalog.get_meta("last_update")
+        backlog = self._backlog(model_id) if model_id and embedded < counts["chunks"] else None
         return IndexStatus(
             vault=str(self.vault),
             index_dir=str(self.index_dir),
@@ -838,7 +846,26 @@ class Engine:
                 "vectors": self._vectors.count(),
                 "graph": self._graph.count(),
             },
+            backlog=backlog,
         )
+
+    def _backlog(self, model_id: str) -> EmbeddingBacklog:
+        """What is left to embed and how long it will take at the rate measured here."""
+        rate = self._indexer.embed_rate(model_id)
+        running = self._indexer.embedding
+        if running is not None:
+            place = running.place
+            return EmbeddingBacklog(
+                texts=running.remaining,
+                chars=running.remaining_chars,
+                chars_per_s=rate,
+                eta_s=eta_seconds(running.remaining_chars, rate),
+                running=True,
+                order=place.order,
+                at_mtime=place.mtime,
+            )
+        texts, chars = self._catalog.backlog_size(model_id)
+        return EmbeddingBacklog(texts=texts, chars=chars, chars_per_s=rate, eta_s=eta_seconds(chars, rate))
 
     @property
     def writer(self) -> str | None:

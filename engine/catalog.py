@@ -129,6 +129,16 @@ class NoteBody(NamedTuple):
     line_offset: int
 
 
+class BacklogText(NamedTuple):
+    """A chunk text waiting for its vector: its sha, the text the embedder sees, and the
+    most recently changed note that holds it (the embedding order follows the note)."""
+
+    sha: str
+    text: str
+    path: str
+    mtime: float
+
+
 class LinkTarget(NamedTuple):
     """A stored link's row id, the note it is written in and its target as written."""
 
@@ -497,6 +507,44 @@ class Catalog:
         for sha, title, hp, text in rows:
             out.setdefault(str(sha), embedding_text(str(title), json.loads(str(hp)), str(text)))
         return list(out.items())
+
+    def embedding_backlog(self, model_id: str, paths: Iterable[str] | None = None) -> list[BacklogText]:
+        """Distinct chunk texts with no cached vector, each with its most recently changed note.
+
+        `paths` limits the answer to the chunks of those notes.
+        """
+        sql = (
+            "SELECT c.text_sha, n.path, n.mtime, n.title, c.heading_path, c.text FROM chunks c"
+            " JOIN notes n ON n.id=c.note_id"
+            " WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.model_id=? AND e.text_sha=c.text_sha)"
+        )
+        conn = self._conn()
+        rows: list[tuple[object, ...]] = []
+        if paths is None:
+            rows = conn.execute(sql, (model_id,)).fetchall()
+        else:
+            wanted = list(dict.fromkeys(paths))
+            for start in range(0, len(wanted), 500):
+                part = wanted[start : start + 500]
+                rows.extend(conn.execute(f"{sql} AND n.path IN ({','.join('?' * len(part))})", (model_id, *part)))
+        out: dict[str, BacklogText] = {}
+        for sha, path, mtime, title, hp, text in rows:
+            key = str(sha)
+            known = out.get(key)
+            if known is None or float(mtime) > known.mtime:  # type: ignore[arg-type]
+                out[key] = BacklogText(key, embedding_text(str(title), json.loads(str(hp)), str(text)), str(path), float(mtime))  # type: ignore[arg-type]
+        return list(out.values())
+
+    def backlog_size(self, model_id: str) -> tuple[int, int]:
+        """(distinct chunk texts with no cached vector, their characters as the embedder sees them, about)."""
+        row = self._conn().execute(
+            "SELECT count(*), coalesce(sum(chars), 0) FROM (SELECT max(length(c.text) + length(n.title)"
+            " + length(c.heading_path)) AS chars FROM chunks c JOIN notes n ON n.id=c.note_id"
+            " WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.model_id=? AND e.text_sha=c.text_sha)"
+            " GROUP BY c.text_sha)",
+            (model_id,),
+        ).fetchone()
+        return int(row[0]), int(row[1])
 
     def chunk_ids_for_shas(self, shas: Iterable[str]) -> list[tuple[int, str]]:
         """(chunk id, text sha) of every chunk whose text has one of these hashes."""

@@ -15,11 +15,14 @@ from engine.errors import CairnError, ConfigError
 from engine.present import (
     asked_kind_text,
     badges,
+    duration_text,
     highlighted,
     one_line,
+    progress_text,
     reindex_to_json,
     results_to_json,
     status_to_json,
+    vectors_text,
     watch_line,
 )
 
@@ -196,10 +199,11 @@ class _ProgressBar:
             bar = "█" * filled + "░" * (width - filled)
             if new_phase and self._phase:
                 self._stream.write("\n")
-            self._stream.write(f"\r{progress.phase:<9} {bar} {progress.done}/{progress.total} ")
+            eta = f"· {duration_text(progress.eta_s)} left " if progress.eta_s is not None else ""
+            self._stream.write(f"\r{progress.phase:<9} {bar} {progress.done}/{progress.total} {eta}   ")
             self._stream.flush()
         elif new_phase or pct // 25 != self._last_pct // 25:
-            self._stream.write(f"{progress.phase}: {progress.done}/{progress.total}\n")
+            self._stream.write(f"{progress_text(progress) if progress.phase == 'embed' else f'{progress.phase}: {progress.done}/{progress.total}'}\n")
         self._phase = progress.phase
         self._last_draw = now
         self._last_pct = pct
@@ -347,6 +351,10 @@ def _status(args: argparse.Namespace) -> int:
     out.write(f"notes:      {status.notes} ({status.chunks} chunks, {status.links} links, {status.dangling_links} dangling)\n")
     out.write(f"entities:   {status.entities}\n")
     out.write(f"embedded:   {status.embedded_chunks}/{status.chunks} chunks ({status.embedded_fraction:.0%})\n")
+    if status.backlog is not None:
+        rate = status.backlog.chars_per_s
+        measured = f" at {rate:,.0f} characters/s, measured here" if rate else ""
+        out.write(f"backlog:    {vectors_text(status)}{measured}\n")
     out.write(f"model:      {status.model} — vectors {status.vectors.status}{': ' + status.vectors.message if status.vectors.message else ''}\n")
     out.write(f"channels:   {', '.join(f'{k} {v}' for k, v in status.channel_counts.items())}\n")
     out.write(f"updated:    {last}\nwriter:     {writer or 'none'}\n")
