@@ -20,7 +20,22 @@ from engine.errors import IndexCorrupt
 from engine.records import Chunk, Heading, Link, NoteInfo, SkippedFile
 from engine.storage import index_writes, write_failure
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+# Schema 1 kept the vectors in a WITHOUT ROWID table, whose rows may hold only about a
+# quarter of a page: every 1.5 KB vector spilled to an overflow page of its own (4.7 KB
+# per vector on disk). A rowid table keeps two to a page.
+_EMBEDDINGS_V1_TO_V2 = """
+CREATE TABLE embeddings_v2 (
+    id INTEGER PRIMARY KEY,
+    model_id TEXT NOT NULL,
+    text_sha TEXT NOT NULL,
+    vector BLOB NOT NULL,
+    UNIQUE (model_id, text_sha)
+);
+INSERT INTO embeddings_v2(model_id, text_sha, vector) SELECT model_id, text_sha, vector FROM embeddings;
+DROP TABLE embeddings;
+ALTER TABLE embeddings_v2 RENAME TO embeddings;
+"""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -73,11 +88,12 @@ CREATE TABLE IF NOT EXISTS mentions (
 );
 CREATE INDEX IF NOT EXISTS mentions_note ON mentions(note_id);
 CREATE TABLE IF NOT EXISTS embeddings (
+    id INTEGER PRIMARY KEY,
     model_id TEXT NOT NULL,
     text_sha TEXT NOT NULL,
     vector BLOB NOT NULL,
-    PRIMARY KEY (model_id, text_sha)
-) WITHOUT ROWID;
+    UNIQUE (model_id, text_sha)
+);
 CREATE TABLE IF NOT EXISTS skipped (path TEXT PRIMARY KEY, reason TEXT NOT NULL);
 """
 
@@ -195,6 +211,8 @@ class Catalog:
             version = self.get_meta("schema_version")
             if version is None:
                 self.set_meta("schema_version", str(SCHEMA_VERSION))
+            elif int(version) == 1:
+                self._migrate_embeddings()
             elif int(version) != SCHEMA_VERSION:
                 raise IndexCorrupt(f"catalog schema {version} is not {SCHEMA_VERSION}")
         except sqlite3.DatabaseError as exc:
@@ -202,6 +220,19 @@ class Catalog:
             if failure is not None:
                 raise failure from exc
             raise IndexCorrupt(f"catalog {path.name} is unreadable: {exc}") from exc
+
+    def _migrate_embeddings(self) -> None:
+        """Move the cached vectors of a schema 1 catalog into the schema 2 table (one transaction).
+
+        The pages the old table held are reused by later writes (the file does not shrink).
+        """
+        with self.transaction() as conn:
+            if self.get_meta("schema_version") != "1":
+                return  # another process migrated it meanwhile
+            for statement in _EMBEDDINGS_V1_TO_V2.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+            self.set_meta("schema_version", str(SCHEMA_VERSION), conn)
 
     def _conn(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
