@@ -245,10 +245,12 @@ def _reindex(args: argparse.Namespace) -> int:
 # -- search ------------------------------------------------------------------------
 def _search(args: argparse.Namespace) -> int:
     channels = args.channels
+    if "vectors" not in channels:
+        args.no_model = True  # load what the query needs: no vectors, no model
     with _open(args) as engine:
-        if engine.status().notes == 0:
-            print("note: the index is empty; run `engine reindex VAULT` first", file=sys.stderr)
         results = engine.search(args.query, limit=args.limit, channels=channels, as_you_type=args.typing)  # type: ignore[arg-type]
+        if not results.hits and not engine.notes():
+            print("note: the index is empty; run `engine reindex VAULT` first", file=sys.stderr)
     if args.json:
         print(json.dumps(results_to_json(results), ensure_ascii=False, indent=2))
         return Exit.OK
