@@ -29,7 +29,7 @@ from engine.records import (
     Hit,
     SearchResults,
 )
-from engine.search.evidence import build_snippet, choose_label
+from engine.search.evidence import NoteChunks, build_snippet, choose_label
 from engine.search.fusion import answers_relation, fusion_factors, refuse
 
 log = logging.getLogger("cairn.search")
@@ -79,6 +79,7 @@ class Searcher:
         self._lexicon = lexicon
         self._planner = Planner(lexicon, stem=stem, recognize=recognize)
         self._kinds = _note_kinds(catalog, stem, lexicon)
+        self._chunks = NoteChunks(catalog)
 
     def refresh_titles(self) -> None:
         """Reload the title/alias floor table and the note kinds after the catalog changed."""
@@ -222,7 +223,7 @@ class Searcher:
         content = list(plan.content)
         matcher = _WordMatcher(frozenset(content), plan.prefix, self._stem)
         hits: list[Hit] = []
-        chunks_of = self._catalog.chunks_of_notes([path for path, _ in page])
+        chunks_of = self._chunks.of([path for path, _ in page])
         for path, score in page:
             evidence: dict[ChannelName, ChannelEvidence] = {}
             for name in CHANNEL_NAMES:
