@@ -195,6 +195,8 @@ def _child_serve(args: argparse.Namespace) -> dict[str, Any]:
     try:
         result["as_you_type"] = _as_you_type(engine, queries)
         result["keyword"] = _keyword(engine, queries)
+        # Before any edit: what a process that only searches holds (an edit reads the graph's rest).
+        result["peak_rss_before_edits_mb"] = _peak_rss_mb()
         catalog = Catalog(args.index_dir / "catalog.sqlite")
         try:
             result["update"] = _updates(engine, catalog, args.vault, vectors=not args.no_model)
@@ -511,6 +513,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "indexing": indexed["peak_rss_mb"],
             "indexing_largest_worker": indexed.get("peak_rss_workers_mb"),
             "serving": served["peak_rss_mb"],
+            "serving_before_edits": served.get("peak_rss_before_edits_mb"),
         },
         "index_bytes": indexed["index_bytes"],
         "rg_ms": rg,
@@ -571,7 +574,8 @@ def render(result: dict[str, Any]) -> str:
         lines.append(f"vectors: {vectors['with_vectors']} of {vectors['chunks']} chunks; {vectors['note']}")
     rss = result["peak_rss_mb"]
     workers = f" (+ worker processes, largest {rss['indexing_largest_worker']:.0f} MB)" if rss.get("indexing_largest_worker") else ""
-    lines.append(f"peak RSS: indexing {rss['indexing']:.0f} MB{workers}, serving {rss['serving']:.0f} MB")
+    before = f" ({rss['serving_before_edits']:.0f} MB before the edits)" if rss.get("serving_before_edits") else ""
+    lines.append(f"peak RSS: indexing {rss['indexing']:.0f} MB{workers}, serving {rss['serving']:.0f} MB{before}")
     lines.append(f"index size: {result['index_bytes'] / 1e6:.1f} MB")
     return "\n".join(lines) + "\n"
 
