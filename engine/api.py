@@ -20,6 +20,7 @@ from pathlib import Path
 
 from engine import context as context_module
 from engine import notes
+from engine.backlog import eta_seconds
 from engine.channels.graph.view import EntityInfo
 from engine.config import GRAPH_SEEDINGS, EngineConfig
 from engine.context import DEFAULT_DEPTH, DEFAULT_MAX_TOKENS
@@ -47,6 +48,7 @@ from engine.records import (
     ChannelName,
     ChannelStatus,
     ContextBundle,
+    EmbeddingBacklog,
     GraphSeeding,
     IndexStatus,
     LinkedNote,
@@ -506,6 +508,8 @@ class Engine:
                 stale = f"showing the index as it was before: {type(exc).__name__}: {exc}"
         if graph_seeding is not None and graph_seeding not in GRAPH_SEEDINGS:
             raise ConfigError(f"graph seeding {graph_seeding!r} is not one of {', '.join(GRAPH_SEEDINGS)}")
+        if as_you_type:
+            self._indexer.note_typing()  # the embedding backlog leaves the cores to the keystrokes
         results = self._searcher.search(
             query,
             limit=limit,
@@ -694,6 +698,7 @@ class Engine:
         info = self._catalog.note_info(path)
         if info is None:
             raise NoteNotFound(path)
+        self._indexer.prefer(path)  # the notes a user reads get their vectors first
         body = self._catalog.note_body(path)
         text = self._current_text(path)
         links = tuple((row.link, row.resolved) for row in self._catalog.links_from(path))
@@ -881,7 +886,9 @@ class Engine:
             UnsafePath: the path is outside the vault.
             NoteNotSaved: the file cannot be edited as text (binary, too large, unreadable).
         """
-        return notes.read_text(path, self.resolve_path(path), self.config.max_file_bytes)
+        text = notes.read_text(path, self.resolve_path(path), self.config.max_file_bytes)
+        self._indexer.prefer(path)  # a note being edited gets its vectors first
+        return text
 
     def save_note(self, path: str, text: str, *, expected_sha: str | None, as_utf8: bool = False) -> SaveResult:
         """Write a note atomically, keeping its encoding and line endings, then reindex it.
@@ -1086,6 +1093,7 @@ class Engine:
         else:
             vectors = ChannelStatus("ok", 0.0)
         last = self._catalog.get_meta("last_update")
+        backlog = self._backlog(model_id) if model_id and embedded < counts["chunks"] else None
         return IndexStatus(
             vault=str(self.vault),
             index_dir=str(self.index_dir),
@@ -1105,7 +1113,26 @@ class Engine:
                 "vectors": self._vectors.count(),
                 "graph": self._graph.count(),
             },
+            backlog=backlog,
         )
+
+    def _backlog(self, model_id: str) -> EmbeddingBacklog:
+        """What is left to embed and how long it will take at the rate measured here."""
+        rate = self._indexer.embed_rate(model_id)
+        running = self._indexer.embedding
+        if running is not None:
+            place = running.place
+            return EmbeddingBacklog(
+                texts=running.remaining,
+                chars=running.remaining_chars,
+                chars_per_s=rate,
+                eta_s=eta_seconds(running.remaining_chars, rate),
+                running=True,
+                order=place.order,
+                at_mtime=place.mtime,
+            )
+        texts, chars = self._catalog.backlog_size(model_id)
+        return EmbeddingBacklog(texts=texts, chars=chars, chars_per_s=rate, eta_s=eta_seconds(chars, rate))
 
     @property
     def writer(self) -> str | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 import threading
 import time
@@ -20,7 +21,24 @@ from engine.errors import IndexCorrupt
 from engine.records import Chunk, Heading, Link, NoteInfo, SkippedFile
 from engine.storage import index_writes, write_failure
 
-SCHEMA_VERSION = 1
+log = logging.getLogger("cairn.catalog")
+
+SCHEMA_VERSION = 2
+# Schema 1 kept the vectors in a WITHOUT ROWID table, whose rows may hold only about a
+# quarter of a page: every 1.5 KB vector spilled to an overflow page of its own (4.7 KB
+# per vector on disk). A rowid table keeps two to a page.
+_EMBEDDINGS_V1_TO_V2 = """
+CREATE TABLE embeddings_v2 (
+    id INTEGER PRIMARY KEY,
+    model_id TEXT NOT NULL,
+    text_sha TEXT NOT NULL,
+    vector BLOB NOT NULL,
+    UNIQUE (model_id, text_sha)
+);
+INSERT INTO embeddings_v2(model_id, text_sha, vector) SELECT model_id, text_sha, vector FROM embeddings;
+DROP TABLE embeddings;
+ALTER TABLE embeddings_v2 RENAME TO embeddings;
+"""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -75,11 +93,12 @@ CREATE TABLE IF NOT EXISTS mentions (
 );
 CREATE INDEX IF NOT EXISTS mentions_note ON mentions(note_id);
 CREATE TABLE IF NOT EXISTS embeddings (
+    id INTEGER PRIMARY KEY,
     model_id TEXT NOT NULL,
     text_sha TEXT NOT NULL,
     vector BLOB NOT NULL,
-    PRIMARY KEY (model_id, text_sha)
-) WITHOUT ROWID;
+    UNIQUE (model_id, text_sha)
+);
 CREATE TABLE IF NOT EXISTS skipped (path TEXT PRIMARY KEY, reason TEXT NOT NULL);
 """
 
@@ -129,6 +148,16 @@ class NoteBody(NamedTuple):
 
     text: str
     line_offset: int
+
+
+class BacklogText(NamedTuple):
+    """A chunk text waiting for its vector: its sha, the text the embedder sees, and the
+    most recently changed note that holds it (the embedding order follows the note)."""
+
+    sha: str
+    text: str
+    path: str
+    mtime: float
 
 
 class LinkTarget(NamedTuple):
@@ -194,6 +223,8 @@ class Catalog:
             version = self.get_meta("schema_version")
             if version is None:
                 self.set_meta("schema_version", str(SCHEMA_VERSION))
+            elif int(version) == 1:
+                self._migrate_embeddings()
             elif int(version) != SCHEMA_VERSION:
                 raise IndexCorrupt(f"catalog schema {version} is not {SCHEMA_VERSION}")
         except sqlite3.DatabaseError as exc:
@@ -213,6 +244,22 @@ class Catalog:
                 if "readonly" not in str(exc):
                     raise
                 self._property = "NULL"  # a read-only catalog of before: its links have no properties
+    def _migrate_embeddings(self) -> None:
+        """Move the cached vectors of a schema 1 catalog into the schema 2 table (one transaction),
+        then give the old table's pages back to the file system (a few seconds at 10k notes, once;
+        skipped while another process reads the catalog: later writes reuse the pages then)."""
+        with self.transaction() as conn:
+            if self.get_meta("schema_version") != "1":
+                return  # another process migrated it meanwhile
+            for statement in _EMBEDDINGS_V1_TO_V2.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+            self.set_meta("schema_version", str(SCHEMA_VERSION), conn)
+        try:
+            with self._write_lock, index_writes():
+                self._conn().execute("VACUUM")
+        except sqlite3.OperationalError as exc:
+            log.info("catalog not compacted after the schema change: %s", exc)
 
     def _conn(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
@@ -498,7 +545,8 @@ class Catalog:
     def chunk_owners(self) -> dict[int, str]:
         """chunk id → note path, for every chunk."""
         rows = self._conn().execute("SELECT c.id, n.path FROM chunks c JOIN notes n ON n.id=c.note_id")
-        return {int(cid): str(path) for cid, path in rows}
+        paths: dict[str, str] = {}  # one string per note, not per chunk (330k chunks at 50k notes)
+        return {int(cid): paths.setdefault(path, path) for cid, path in rows}
 
     def chunks_missing_embedding(
         self, model_id: str, paths: Iterable[str] | None = None
@@ -530,6 +578,44 @@ class Catalog:
         for sha, title, hp, text in rows:
             out.setdefault(str(sha), embedding_text(str(title), json.loads(str(hp)), str(text)))
         return list(out.items())
+
+    def embedding_backlog(self, model_id: str, paths: Iterable[str] | None = None) -> list[BacklogText]:
+        """Distinct chunk texts with no cached vector, each with its most recently changed note.
+
+        `paths` limits the answer to the chunks of those notes.
+        """
+        sql = (
+            "SELECT c.text_sha, n.path, n.mtime, n.title, c.heading_path, c.text FROM chunks c"
+            " JOIN notes n ON n.id=c.note_id"
+            " WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.model_id=? AND e.text_sha=c.text_sha)"
+        )
+        conn = self._conn()
+        rows: list[tuple[object, ...]] = []
+        if paths is None:
+            rows = conn.execute(sql, (model_id,)).fetchall()
+        else:
+            wanted = list(dict.fromkeys(paths))
+            for start in range(0, len(wanted), 500):
+                part = wanted[start : start + 500]
+                rows.extend(conn.execute(f"{sql} AND n.path IN ({','.join('?' * len(part))})", (model_id, *part)))
+        out: dict[str, BacklogText] = {}
+        for sha, path, mtime, title, hp, text in rows:
+            key = str(sha)
+            known = out.get(key)
+            if known is None or float(mtime) > known.mtime:  # type: ignore[arg-type]
+                out[key] = BacklogText(key, embedding_text(str(title), json.loads(str(hp)), str(text)), str(path), float(mtime))  # type: ignore[arg-type]
+        return list(out.values())
+
+    def backlog_size(self, model_id: str) -> tuple[int, int]:
+        """(distinct chunk texts with no cached vector, their characters as the embedder sees them, about)."""
+        row = self._conn().execute(
+            "SELECT count(*), coalesce(sum(chars), 0) FROM (SELECT max(length(c.text) + length(n.title)"
+            " + length(c.heading_path)) AS chars FROM chunks c JOIN notes n ON n.id=c.note_id"
+            " WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.model_id=? AND e.text_sha=c.text_sha)"
+            " GROUP BY c.text_sha)",
+            (model_id,),
+        ).fetchone()
+        return int(row[0]), int(row[1])
 
     def chunk_ids_for_shas(self, shas: Iterable[str]) -> list[tuple[int, str]]:
         """(chunk id, text sha) of every chunk whose text has one of these hashes."""

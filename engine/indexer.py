@@ -8,6 +8,7 @@ import json
 import logging
 import multiprocessing
 import os
+import sqlite3
 import threading
 import time
 from collections.abc import Callable, Collection, Iterable
@@ -18,11 +19,12 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from engine.backlog import EmbedOrder, EmbedRate, Preferred, eta_seconds
 from engine.catalog import Catalog, embedding_text
 from engine.channels.base import Channel, VectorIndex
 from engine.chunking import CHUNKER_VERSION, chunk_note
 from engine.config import EngineConfig
-from engine.embedder import Embedder, embed_in_batches
+from engine.embedder import Embedder
 from engine.entities import extract_capitalized_words, extract_names, normalize
 from engine.lexicon import lexicon_for
 from engine.names import path_problem, printable_path
@@ -46,6 +48,11 @@ _SMALL_UPDATE = 50
 FACTS_VERSION = 1
 _MAX_TASKS = 500
 _TASK_CHARS = 300
+# The catalog meta key of the measured embedding rate.
+_RATE_KEY = "embed_rate"
+# The backlog waits between batches until no search was typed for this long (at most _TYPING_MAX_WAIT_S).
+_TYPING_QUIET_S = 0.4
+_TYPING_MAX_WAIT_S = 5.0
 
 # (path, mtime, size, text, sha, read warnings) of a note read but not parsed yet.
 _Unparsed = tuple[str, float, int, str, str, tuple[str, ...]]
@@ -100,6 +107,12 @@ class Indexer:
         self._stop = threading.Event()
         self._resolver: LinkResolver | None = None
         self._resolver_generation = -1  # the catalog generation the cached resolver saw last
+        # The backlog being embedded now (None when idle), its pace per model, the notes
+        # the user opened (embedded first) and when a search was last typed.
+        self.embedding: EmbedOrder | None = None
+        self._rates: dict[str, EmbedRate] = {}
+        self._preferred = Preferred()
+        self._typing_at = 0.0
 
     def request_stop(self) -> None:
         """Ask a running embedding phase to stop after its current batch."""
@@ -371,7 +384,8 @@ class Indexer:
         *,
         edit: bool = False,
     ) -> int:
-        """Embed every chunk text without a cached vector, in length-sorted batches.
+        """Embed every chunk text without a cached vector: notes the user opened first, then
+        the most recently changed notes, then the rest (engine/backlog.py).
 
         Vectors go to the catalog cache in small transactions and into the live
         vector index as they come, so search improves while this runs and a kill
@@ -382,13 +396,14 @@ class Indexer:
             return 0
         if paths is not None and not paths:
             return 0
-        missing = self._catalog.chunks_missing_embedding(embedder.model_id, paths)
-        if not missing:
+        backlog = self._catalog.embedding_backlog(embedder.model_id, paths)
+        if not backlog:
             return 0
-        shas = [sha for sha, _ in missing]
-        texts = [text for _, text in missing]
+        order = EmbedOrder(backlog, self._config.vectors.batch_size)
+        rate = self._embed_rate(embedder.model_id)
         buffer: list[tuple[str, npt.NDArray[np.float32]]] = []
         done = 0
+        seen_preferred = -1
 
         def flush() -> None:
             if not buffer:
@@ -400,26 +415,71 @@ class Indexer:
             self._vectors.add_vectors(((cid, vectors[sha]) for cid, sha in ids), recent=edit)
             buffer.clear()
 
-        def on_batch(indices: list[int], rows: npt.NDArray[np.float32]) -> None:
-            nonlocal done
-            for i, row in zip(indices, rows, strict=True):
-                buffer.append((shas[i], row))
-            if len(buffer) >= _EMBED_COMMIT_EVERY:
-                flush()
-            done += len(indices)
-            report(Progress("embed", done, len(texts)))
-
         self._vectors.attach_owners(self._catalog.chunk_owners())
-        report(Progress("embed", 0, len(texts)))
-        embed_in_batches(
-            embedder,
-            texts,
-            batch_size=self._config.vectors.batch_size,
-            on_batch=on_batch,
-            should_stop=lambda: self._stop.is_set() or (should_yield is not None and should_yield()),
-        )
-        flush()
+        self.embedding = order
+        report(Progress("embed", 0, len(backlog), eta_s=eta_seconds(order.remaining_chars, rate.chars_per_s), order="newest"))
+        try:
+            while not (self._stop.is_set() or (should_yield is not None and should_yield())):
+                seen_preferred, opened = self._preferred.since(seen_preferred)
+                order.prefer(opened)
+                if not edit:
+                    self._wait_while_typing()
+                batch = order.next_batch()
+                if not batch:
+                    break
+                started = time.perf_counter()
+                rows = embedder.embed([backlog[i].text for i in batch])
+                buffer.extend((backlog[i].sha, row) for i, row in zip(batch, rows, strict=True))
+                if len(buffer) >= _EMBED_COMMIT_EVERY:
+                    flush()
+                rate.add(sum(len(backlog[i].text) for i in batch), time.perf_counter() - started)
+                done += len(batch)
+                eta = eta_seconds(order.remaining_chars, rate.chars_per_s)
+                report(Progress("embed", done, len(backlog), eta_s=eta, order=order.place.order))
+            flush()
+        finally:
+            self.embedding = None
+            self._store_rate(embedder.model_id, rate)
         return done
+
+    # -- the embedding backlog's order and pace ----------------------------------------
+    def prefer(self, path: str) -> None:
+        """The user opened `path`: embed its chunks before the rest of the backlog."""
+        self._preferred.add(path)
+
+    def note_typing(self) -> None:
+        """Someone is typing a search: the backlog waits for a pause between its batches."""
+        self._typing_at = time.monotonic()
+
+    def embed_rate(self, model_id: str) -> float | None:
+        """Characters per second this machine embeds at (this run's, or the last one's)."""
+        return self._embed_rate(model_id).chars_per_s
+
+    def _embed_rate(self, model_id: str) -> EmbedRate:
+        rate = self._rates.get(model_id)
+        if rate is None:
+            rate = self._rates[model_id] = EmbedRate(_stored_rate(self._catalog.get_meta(_RATE_KEY), model_id))
+        return rate
+
+    def _store_rate(self, model_id: str, rate: EmbedRate) -> None:
+        """Remember the rate for the ETA of later runs and of other processes (`engine status`)."""
+        measured = rate.chars_per_s
+        if not measured:
+            return
+        try:
+            self._catalog.set_meta(_RATE_KEY, json.dumps({"model": model_id, "chars_per_s": round(measured, 1)}))
+        except (OSError, sqlite3.Error) as exc:
+            log.debug("could not store the embedding rate: %s", exc)
+
+    def _wait_while_typing(self) -> None:
+        """Leave the cores to a search being typed: a keystroke costs milliseconds, a batch
+        of embeddings a tenth of a second of both cores. Never waits longer than a few seconds."""
+        deadline = time.monotonic() + _TYPING_MAX_WAIT_S
+        while not self._stop.is_set():
+            now = time.monotonic()
+            if now - self._typing_at >= _TYPING_QUIET_S or now >= deadline:
+                return
+            time.sleep(_TYPING_QUIET_S / 4)
 
 
 def _prepare(item: _Unparsed, max_words: int, overlap_words: int, language: str = "en") -> _Pending:
@@ -474,6 +534,19 @@ def note_facts_json(note: ParsedNote) -> str:
         },
         ensure_ascii=False,
     )
+
+
+def _stored_rate(stored: str | None, model_id: str) -> float | None:
+    """The embedding rate an earlier run stored for this model (None if none or another model's)."""
+    if not stored:
+        return None
+    try:
+        value = json.loads(stored)
+        if value.get("model") == model_id and float(value["chars_per_s"]) > 0:
+            return float(value["chars_per_s"])
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+    return None
 
 
 def _chunk_layout(config: EngineConfig) -> str:

@@ -18,9 +18,11 @@ from engine.records import (
     Backlink,
     Badge,
     ContextBundle,
+    EmbeddingBacklog,
     Hit,
     IndexStatus,
     NoteView,
+    Progress,
     QueryReading,
     ReindexReport,
     Relation,
@@ -64,11 +66,13 @@ __all__ = [
     "WikiParts",
     "asked_kind_text",
     "backlink_to_json",
+    "backlog_to_json",
     "badges",
     "colliding_titles",
     "context_text",
     "context_to_json",
     "cut_reason",
+    "duration_text",
     "footnote_number",
     "highlighted",
     "hit_to_json",
@@ -79,6 +83,7 @@ __all__ = [
     "parse_markdown",
     "plain_text",
     "printable_path",
+    "progress_text",
     "query_without",
     "reading_text",
     "reading_to_json",
@@ -91,6 +96,7 @@ __all__ = [
     "split_hits",
     "split_wikilink",
     "status_to_json",
+    "vectors_text",
     "watch_line",
     "why_lines",
     "why_to_json",
@@ -307,7 +313,78 @@ def status_to_json(status: IndexStatus) -> dict[str, Any]:
         "index_bytes": status.index_bytes,
         "last_update": status.last_update,
         "skipped": [{"path": s.path, "reason": s.reason} for s in status.skipped],
+        "backlog": backlog_to_json(status.backlog),
     }
+
+
+def backlog_to_json(backlog: EmbeddingBacklog | None) -> dict[str, Any] | None:
+    """The embedding backlog as the status JSON shows it (None when every chunk has its vector)."""
+    if backlog is None:
+        return None
+    return {
+        "texts": backlog.texts,
+        "chars": backlog.chars,
+        "chars_per_s": round(backlog.chars_per_s, 1) if backlog.chars_per_s else None,
+        "eta_s": round(backlog.eta_s, 1) if backlog.eta_s is not None else None,
+        "running": backlog.running,
+        "order": backlog.order or None,
+        "at_mtime": backlog.at_mtime,
+    }
+
+
+def vectors_text(status: IndexStatus) -> str:
+    """How much of the vault has vectors, what is embedded now and how long the rest takes.
+
+    "vectors 34% · embedding opened notes first · about 9 min left"
+    """
+    if status.vectors.status == "unavailable":
+        return "vectors off"
+    backlog = status.backlog
+    if backlog is None or status.embedded_chunks >= status.chunks:
+        return "vectors ready"
+    parts = [f"vectors {status.embedded_fraction:.0%}"]
+    if backlog.running:
+        parts.append(_order_text(backlog.order, backlog.at_mtime))
+    else:
+        parts.append(f"{backlog.texts:,} chunks to embed")
+    parts.append(_eta_text(backlog.eta_s, running=backlog.running))
+    return " · ".join(parts)
+
+
+def progress_text(progress: Progress) -> str:
+    """A reindex step on one line: "embedding 1,204/64,922 · opened notes first · about 9 min left"."""
+    if progress.phase != "embed":
+        return f"indexing: {progress.phase} {progress.done}/{progress.total}"
+    parts = [f"embedding {progress.done:,}/{progress.total:,}"]
+    if progress.order:
+        parts.append(_order_text(progress.order, None))
+    parts.append(_eta_text(progress.eta_s, running=True))
+    return " · ".join(parts)
+
+
+def duration_text(seconds: float) -> str:
+    """A rough duration for an ETA: "under a minute", "about 9 min", "about 2 h 10 min"."""
+    if seconds < 60:
+        return "under a minute"
+    minutes = round(seconds / 60)
+    if minutes < 60:
+        return f"about {minutes} min"
+    hours, rest = divmod(minutes, 60)
+    return f"about {hours} h {rest} min" if rest else f"about {hours} h"
+
+
+def _order_text(order: str, at_mtime: float | None) -> str:
+    if order == "opened":
+        return "embedding opened notes first"
+    if at_mtime:
+        return f"embedding newest first (notes of {time.strftime('%d %b %Y', time.localtime(at_mtime))})"
+    return "embedding newest notes first"
+
+
+def _eta_text(eta_s: float | None, *, running: bool) -> str:
+    if eta_s is None:
+        return "time left known after the first batches"
+    return f"{duration_text(eta_s)} {'left' if running else 'to embed'}"
 
 
 

@@ -475,6 +475,28 @@ class Progress:
     done: int
     total: int
     detail: str = ""
+    # While embedding: how long the rest will take at the measured rate, and the order
+    # it goes in ("opened": the notes the user opened; "newest": by modification time).
+    eta_s: float | None = None
+    order: str = ""
+
+
+@dataclass(frozen=True)
+class EmbeddingBacklog:
+    """The chunk texts still waiting for vectors, and how long they will take.
+
+    `eta_s` comes from the rate measured on this machine (None until something was
+    embedded here); `order` and `at_mtime` say what is being embedded now: the notes
+    the user opened ("opened") or, newest first, notes changed at `at_mtime` ("newest").
+    """
+
+    texts: int
+    chars: int
+    chars_per_s: float | None = None
+    eta_s: float | None = None
+    running: bool = False
+    order: str = ""
+    at_mtime: float | None = None
 
 
 @dataclass(frozen=True)
@@ -495,6 +517,8 @@ class IndexStatus:
     index_bytes: int
     last_update: float | None
     channel_counts: dict[ChannelName, int] = field(default_factory=dict)
+    # None when every chunk has its vector (or there is no model).
+    backlog: EmbeddingBacklog | None = None
 
     @property
     def embedded_fraction(self) -> float:

@@ -66,3 +66,24 @@ def test_segment_cache_survives_commits_without_going_stale(sample_copy: Path, t
             fresh.close()
         hits = live.search(parse_query("rotation rollout", as_you_type=False), 50).hits
         assert "Decisions/ADR-004 Sync with CRDTs.md" in [h.path for h in hits]
+
+
+def test_bulk_scores_are_whooshs_own_and_repeats_score_the_same(sample_copy: Path, tmp_path: Path) -> None:
+    """Top 50 of the bulk scorer = Whoosh's BM25F over the same Or of boosted terms (the sums
+    in another order: equal to 1e-9); a keystroke that repeats clauses (their scores kept)
+    gives the same answer to the last bit."""
+    from whoosh import query as wq
+
+    with _edited(sample_copy, tmp_path / "index") as eng:
+        channel: FulltextChannel = eng._fulltext
+        searcher = channel._searcher
+        scorer = channel._scorer_for(searcher)
+        for text in ["offline sync conflicts", "atlas roadmap rollout", "priya kumar review", "crdt tombstone"]:
+            stems = [s for word in text.split() for s in channel.analyze(word)]
+            clauses = [(field, stem, 1.0) for stem in dict.fromkeys(stems) for field in FIELDS]
+            ours = scorer.search(clauses, 50)
+            again = scorer.search(clauses, 50)
+            assert ours == again
+            whoosh = searcher.search(wq.Or([wq.Term(f, t, boost=b) for f, t, b in clauses]), limit=50)
+            assert [d.docnum for d in ours] == [hit.docnum for hit in whoosh], text
+            assert [round(d.score, 9) for d in ours] == [round(hit.score, 9) for hit in whoosh], text

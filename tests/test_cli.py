@@ -111,6 +111,18 @@ def test_reindex_and_status_json(sample_copy: Path, tmp_path: Path, capsys: pyte
     assert status["skipped"] == [{"path": "broken.md", "reason": "binary file, not Markdown"}]
 
 
+def test_status_shows_the_embedding_backlog(sample_copy: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    index = str(tmp_path / "idx")
+    assert main(["reindex", str(sample_copy), "--index-dir", index, "--no-embed"]) == Exit.OK
+    capsys.readouterr()
+    assert main(["status", str(sample_copy), "--index-dir", index]) == Exit.OK
+    lines = {line.split(":", 1)[0]: line for line in capsys.readouterr().out.splitlines()}
+    assert "chunks to embed" in lines["backlog"] and "time left known after the first batches" in lines["backlog"]
+    assert main(["status", str(sample_copy), "--index-dir", index, "--json"]) == Exit.OK
+    backlog = json.loads(capsys.readouterr().out)["backlog"]
+    assert backlog["texts"] > 0 and backlog["running"] is False and backlog["eta_s"] is None
+
+
 def test_human_search_shows_badges(sample_copy: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     index = str(tmp_path / "idx")
     main(["reindex", str(sample_copy), "--index-dir", index, "--no-model"])

@@ -307,3 +307,37 @@ def test_cli_prints_repairs_and_answers(damaged: tuple[Path, Path]) -> None:
     assert "Traceback" not in done.stderr
     assert "repaired: vector index unreadable" in done.stderr
     assert json.loads(done.stdout)["hits"][0]["path"] == "Meetings/2026/2026-03-25 Security Review.md"
+
+
+def test_the_integrity_check_runs_again_only_when_the_catalog_file_changed(
+    damaged: tuple[Path, Path], counting: CountingEmbedder, opened: list[Engine], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from engine.catalog import Catalog
+
+    vault, index_dir = damaged
+    checks: list[Path] = []
+    real_check = Catalog.check
+
+    def counted(self: Catalog) -> str:
+        checks.append(self.path)
+        return real_check(self)
+
+    monkeypatch.setattr(Catalog, "check", counted)
+    (index_dir / "catalog.sqlite.checked").unlink(missing_ok=True)
+    open_engine(vault, index_dir, counting, opened).close()
+    assert len(checks) == 1, "never checked: the whole file is read"
+    open_engine(vault, index_dir, counting, opened).close()
+    assert len(checks) == 1, "unchanged since it passed: not read again"
+    engine = open_engine(vault, index_dir, counting, opened)
+    (vault / "Inbox.md").write_text("# Inbox\n\nA new note changes the catalog.\n", encoding="utf-8")
+    engine.reindex()
+    engine.close()
+    open_engine(vault, index_dir, counting, opened).close()
+    assert len(checks) == 2, "written since: checked again"
+    catalog = index_dir / "catalog.sqlite"
+    data = bytearray(_checkpointed(catalog))
+    page_size = int.from_bytes(data[16:18], "big")
+    data[3 * page_size : 4 * page_size] = b"\xff" * page_size
+    catalog.write_bytes(bytes(data))
+    engine = open_engine(vault, index_dir, counting, opened)
+    assert any("catalog was damaged" in repair for repair in engine.repairs), engine.repairs

@@ -196,7 +196,7 @@ def test_kill_during_reindex_then_cli_search_works(crash_vault: Path, tmp_path: 
     base = [str(crash_vault), "--index-dir", str(index_dir)]
     run = _Run(["reindex", *base])
     try:
-        assert run.wait_for_line("embed:", 90), run.lines
+        assert run.wait_for_line("embedding ", 90), run.lines
     finally:
         code = run.kill()
     assert code is None, "killed while embedding"

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from pathlib import Path
+
 from engine.catalog import StoredChunk
 from engine.records import Chunk
 from engine.search.evidence import build_snippet, readable
@@ -25,3 +28,36 @@ def test_snippet_highlights_point_at_the_words_after_cleaning() -> None:
     assert "[[" not in snippet.text and "#" not in snippet.text
     assert [snippet.text[a:b] for a, b in snippet.highlights] == ["Priya", "Tombstone"]
     assert snippet.line == 7  # the first match is on the chunk's third line
+
+
+def test_note_chunks_are_read_once_until_the_catalog_changes(tmp_path: Path) -> None:
+    from vault_copy import copy_sample_vault
+
+    from engine.api import Engine
+    from engine.embedder import HashEmbedder
+    from engine.search.evidence import NoteChunks
+
+    vault = copy_sample_vault(tmp_path / "vault")
+    with Engine.open(vault, index_dir=tmp_path / "index", embedder=HashEmbedder()) as engine:
+        engine.reindex()
+        catalog = engine._catalog
+        reads: list[list[str]] = []
+        real = catalog.chunks_of_notes
+
+        def counted(paths: Iterable[str]) -> dict[str, list[StoredChunk]]:
+            wanted = list(paths)
+            reads.append(wanted)
+            return real(wanted)
+
+        catalog.chunks_of_notes = counted  # type: ignore[method-assign]
+        chunks = NoteChunks(catalog)
+        page = ["Glossary/CRDT.md", "People/Priya Kumar.md", "no such note.md"]
+        assert chunks.of(page) == {p: c for p, c in real(page).items()}
+        assert chunks.of(page[:2]) == {p: c for p, c in real(page[:2]).items()}
+        assert reads == [page], "the second page of the same notes reads nothing"
+        note = vault / "Glossary/CRDT.md"
+        note.write_text(note.read_text(encoding="utf-8") + "\n\n## Later\n\nTombstones are compacted weekly.\n", "utf-8")
+        engine.reindex(["Glossary/CRDT.md"])
+        fresh = chunks.of(page[:1])["Glossary/CRDT.md"]
+        assert any("compacted weekly" in c.chunk.text for c in fresh), "an edit is read again"
+        assert len(reads) == 2

@@ -7,6 +7,8 @@ import pickle
 import shutil
 from pathlib import Path
 
+import pytest
+
 from engine.api import Engine
 from engine.channels.graph import GraphChannel
 from engine.query import Planner, QueryPlan
@@ -106,3 +108,81 @@ def test_a_saved_graph_cannot_run_code(sample_copy: Path, tmp_path: Path) -> Non
         assert not marker.exists()
         assert any("does not belong in a saved graph" in r for r in eng.repairs)
         assert eng._graph.origin == "built"
+
+
+def _edit(vault: Path) -> str:
+    path = "Projects/Atlas/Offline Sync Conflicts.md"
+    note = vault / path
+    note.write_text(note.read_text(encoding="utf-8") + "\nReviewed with [[Marcus Chen]] and Zanzibar Quill.\n", "utf-8")
+    return path
+
+
+def test_an_open_reads_only_what_search_needs_and_an_edit_the_rest(sample_copy: Path, tmp_path: Path) -> None:
+    index = tmp_path / "index"
+    with Engine.open(sample_copy, index_dir=index, embedder=None) as eng:
+        eng.reindex(embed=False)
+        built = _graph_answers(eng)
+    with Engine.open(sample_copy, index_dir=index, embedder=None) as eng:
+        assert eng._graph._build is None and eng._graph._writer_part is not None, "the notes' parts wait for an edit"
+        assert _graph_answers(eng) == built
+        assert eng._graph.count() == len(eng.notes())
+        eng.reindex(embed=False)  # nothing changed: still nothing more read
+        assert eng._graph._build is None
+        eng.reindex([_edit(sample_copy)], embed=False)
+        assert eng._graph._build is not None and eng._graph.origin == "saved", "patched, not rebuilt"
+        assert _graph_answers(eng) == _built_answers(eng)
+
+
+def test_damage_in_the_notes_parts_is_found_at_the_first_edit_and_rebuilt(
+    sample_copy: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    index = tmp_path / "index"
+    with Engine.open(sample_copy, index_dir=index, embedder=None) as eng:
+        eng.reindex(embed=False)
+        built = _graph_answers(eng)
+    with Engine.open(sample_copy, index_dir=index, embedder=None) as eng:
+        part, _searchable = eng._graph._writer_part  # type: ignore[misc]
+        data = bytearray((index / "graph.pickle").read_bytes())
+        data[part.offset + 10 : part.offset + 400] = b"\x00" * 390  # same size: only reading it tells
+        (index / "graph.pickle").write_bytes(bytes(data))
+        assert _graph_answers(eng) == built
+        with caplog.at_level("WARNING", logger="cairn.graph"):
+            eng.reindex([_edit(sample_copy)], embed=False)
+        assert "saved graph unreadable" in caplog.text
+        assert eng._graph.origin == "built"
+        assert _graph_answers(eng) == _built_answers(eng)
+
+
+def test_a_graph_saved_by_another_process_since_the_open_is_not_mixed_in(sample_copy: Path, tmp_path: Path) -> None:
+    index = tmp_path / "index"
+    with Engine.open(sample_copy, index_dir=index, embedder=None) as eng:
+        eng.reindex(embed=False)
+    reader = Engine.open(sample_copy, index_dir=index, embedder=None)
+    try:
+        with Engine.open(sample_copy, index_dir=index, embedder=None) as writer:
+            (sample_copy / "Inbox.md").write_text("# Inbox\n\nCall [[Priya Kumar]] about Quokka Labs.\n", "utf-8")
+            writer.reindex(embed=False)  # a rebuild, saved at once: the file the reader opened is gone
+        reader.reindex(embed=False)  # catches up with the other process, then edits
+        reader.reindex([_edit(sample_copy)], embed=False)
+        assert _graph_answers(reader) == _built_answers(reader)
+        assert reader._graph.recognize("Quokka Labs")
+    finally:
+        reader.close()
+
+
+def test_the_rest_of_a_replaced_file_is_not_read(sample_copy: Path, tmp_path: Path) -> None:
+    from engine.channels.graph import store
+
+    index = tmp_path / "index"
+    with Engine.open(sample_copy, index_dir=index, embedder=None) as eng:
+        eng.reindex(embed=False)
+        generation = eng._catalog.generation
+        stamp = eng._graph._stamp(generation)
+    loaded = store.load(index / "graph.pickle", stamp)
+    assert loaded is not None
+    searchable, rest = loaded
+    assert store.load_writer(rest, searchable) is not None
+    with Engine.open(sample_copy, index_dir=index, embedder=None) as eng:
+        (sample_copy / "Inbox.md").write_text("# Inbox\n\nCall [[Priya Kumar]].\n", "utf-8")
+        eng.reindex(embed=False)  # saves a graph with another stamp over the file
+    assert store.load_writer(rest, searchable) is None

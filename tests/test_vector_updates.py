@@ -86,3 +86,59 @@ def test_reopening_an_index_with_a_backlog_knows_which_chunks_have_no_vector(tmp
         assert chunk_ids and engine._vectors._uncached == chunk_ids
         engine.embed_pending(paths=["n0.md"])
         assert engine._vectors._uncached == chunk_ids - {c.id for c in engine._catalog.chunks_for("n0.md")}
+
+
+def test_a_process_without_the_model_leaves_the_vector_index_alone(sample_copy: Path, tmp_path: Path) -> None:
+    """Vectors off (`--no-model`): FAISS is never loaded and the index file never rewritten."""
+    index = tmp_path / "index"
+    with Engine.open(sample_copy, index_dir=index, embedder=HashEmbedder()) as eng:
+        eng.reindex()
+        vectors = eng._vectors.chunk_count()
+    before = (index / "vectors.faiss").read_bytes()
+    with Engine.open(sample_copy, index_dir=index, embedder=None) as lexical:
+        _append(sample_copy, "Glossary/CRDT.md", "\n\nA note written while vectors were off.\n")
+        lexical.reindex(["Glossary/CRDT.md"])
+        assert lexical.search("CRDT", as_you_type=False).channels["vectors"].status == "unavailable"
+    assert (index / "vectors.faiss").read_bytes() == before
+    with Engine.open(sample_copy, index_dir=index, embedder=HashEmbedder()) as again:
+        assert again._vectors.chunk_count() >= vectors - len(again._catalog.chunks_for("Glossary/CRDT.md"))
+        again.reindex()
+        assert again._vectors.indexed_ids() == _cached_chunk_ids(again)
+
+
+def test_faiss_is_not_imported_without_the_model(sample_copy: Path, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    index = tmp_path / "index"
+    with Engine.open(sample_copy, index_dir=index, embedder=HashEmbedder()) as eng:
+        eng.reindex()
+    script = (
+        "import sys\n"
+        "from engine.api import Engine\n"
+        f"e = Engine.open({str(sample_copy)!r}, index_dir={str(index)!r}, embedder=None)\n"
+        "assert e.search('atlas sync', as_you_type=False).hits\n"
+        "e.close()\n"
+        "print(sorted(m for m in ('faiss', 'onnxruntime') if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[]"
+
+
+def test_a_repeated_vector_search_is_answered_from_memory_until_the_index_changes(
+    sample_copy: Path, tmp_path: Path
+) -> None:
+    with Engine.open(sample_copy, index_dir=tmp_path / "index", embedder=HashEmbedder()) as eng:
+        eng.reindex()
+        first = eng.search("offline sync me", channels=("vectors",))  # "me" is still being typed
+        remembered = dict(eng._vectors._answers)
+        assert len(remembered) == 1
+        again = eng.search("offline sync mer", channels=("vectors",))
+        assert [h.path for h in again.hits] == [h.path for h in first.hits]
+        assert dict(eng._vectors._answers) == remembered, "the same settled words: the same answer, not searched again"
+        _append(sample_copy, "Glossary/CRDT.md", "\n\n## Offline sync\n\nOffline sync of merged replicas.\n")
+        eng.reindex(["Glossary/CRDT.md"])
+        assert eng._vectors._answers == {}, "an edit forgets the remembered answers"
+        fresh = eng.search("offline sync me", channels=("vectors",))
+        assert "Glossary/CRDT.md" in [h.path for h in fresh.hits]

@@ -21,6 +21,8 @@ import numpy as np
 import numpy.typing as npt
 
 _CACHED_POSTING_LISTS = 8192
+# Clause scores kept per searcher, counted in document entries (16 bytes each: id and score).
+_CACHED_CLAUSE_VALUES = 2_000_000
 
 
 @dataclass(frozen=True)
@@ -118,6 +120,10 @@ class BulkScorer:
         self._avg_length: dict[str, float] = {}
         self._paths: dict[int, str] = {}
         self._by_path: dict[str, int] | None = None
+        # Each clause's BM25F contribution per document, for the keystrokes that repeat it
+        # (every word already typed): only the sum is computed again.
+        self._clauses: OrderedDict[tuple[str, str, float], _Posting] = OrderedDict()
+        self._clause_values = 0
 
     def _posting(self, field: str, term: str) -> _Posting:
         id_parts: list[npt.NDArray[np.int64]] = []
@@ -141,6 +147,29 @@ class BulkScorer:
             lengths = self._lengths[field] = np.concatenate(parts) if parts else np.zeros(0, dtype=np.float64)
             self._avg_length[field] = float(self.searcher.avg_field_length(field) or 1)
         return lengths
+
+    def _clause(self, field: str, term: str, boost: float) -> _Posting:
+        """The documents of one (field, term) clause and its BM25F score in each."""
+        key = (field, term, boost)
+        found = self._clauses.get(key)
+        if found is not None:
+            self._clauses.move_to_end(key)
+            return found
+        ids, weights = self._posting(field, term)
+        if len(ids):
+            k1, b = self._k1, self._b
+            lengths = self._field_lengths(field)[ids]
+            norm = k1 * ((1 - b) + b * lengths / self._avg_length[field])
+            idf = self.idf(field, term)
+            found = (ids, boost * idf * (weights * (k1 + 1)) / (weights + norm))
+        else:
+            found = (ids, weights)
+        self._clauses[key] = found
+        self._clause_values += len(ids)
+        while self._clause_values > _CACHED_CLAUSE_VALUES and len(self._clauses) > 1:
+            _key, (dropped, _scores) = self._clauses.popitem(last=False)
+            self._clause_values -= len(dropped)
+        return found
 
     def path_of(self, docnum: int) -> str:
         """The stored path of a document of this searcher."""
@@ -195,15 +224,11 @@ class BulkScorer:
             return []
         scores = np.zeros(self._doc_count, dtype=np.float64)
         matched: list[tuple[str, npt.NDArray[np.int64]]] = []
-        k1, b = self._k1, self._b
         for field, term, boost in clauses:
-            ids, weights = self._posting(field, term)
+            ids, contribution = self._clause(field, term, boost)
             if not len(ids):
                 continue
-            lengths = self._field_lengths(field)[ids]
-            norm = k1 * ((1 - b) + b * lengths / self._avg_length[field])
-            idf = self.idf(field, term)
-            scores[ids] += boost * idf * (weights * (k1 + 1)) / (weights + norm)
+            scores[ids] += contribution
             matched.append((term, ids))
         if allowed is not None:
             mask = np.zeros(self._doc_count, dtype=bool)

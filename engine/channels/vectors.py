@@ -6,6 +6,7 @@ import json
 import os
 import threading
 import zipfile
+from collections import OrderedDict
 from collections.abc import Collection, Iterable
 from pathlib import Path
 from typing import Any
@@ -39,9 +40,7 @@ class VectorChannel:
     def __init__(
         self, path: Path, config: VectorConfig, embedder: Embedder | None, *, dims: int = 384
     ) -> None:
-        import faiss
-
-        self._faiss: Any = faiss  # SWIG types are too loose for mypy to follow
+        self._faiss: Any = None  # SWIG types are too loose for mypy to follow
         self._path = path
         self._config = config
         self._embedder = embedder
@@ -65,7 +64,17 @@ class VectorChannel:
         self._base_stamp: tuple[int, int] | None = None
         self._base_ntotal = 0
         self._delta_path = path.with_suffix(".delta.npz")
-        self._index = self._load() if path.exists() else self._empty()
+        # The answers of the last few searches, for as long as the index does not change:
+        # while a word of fewer than four letters is typed the query's vector stays the
+        # same, and so does its answer.
+        self._answers: OrderedDict[tuple[str, int], ChannelAnswer] = OrderedDict()
+        self._version = 0  # bumped by every change to what a search can return
+        self._index: Any = None
+        if embedder is not None:  # without a model nothing is searched: FAISS and the file stay unread
+            import faiss
+
+            self._faiss = faiss
+            self._index = self._load() if path.exists() else self._empty()
 
     def _empty(self) -> Any:
         faiss = self._faiss
@@ -130,6 +139,7 @@ class VectorChannel:
         """Set the chunk id → note path map (from the catalog)."""
         with self._lock:
             self._owners = owners
+            self._changed()
 
     def sync(self, catalog: Catalog, *, lagging: bool, writable: bool) -> str:
         """Add the cached vectors the index lacks and drop those of gone chunks (a killed run).
@@ -167,6 +177,8 @@ class VectorChannel:
     def indexed_ids(self) -> set[int]:
         """Chunk ids present and not tombstoned."""
         with self._lock:
+            if self._index is None:
+                return set()
             ids = self._faiss.vector_to_array(self._index.id_map)
             return {int(i) for i in ids} - self._tombstones
 
@@ -177,6 +189,7 @@ class VectorChannel:
             return
         with self._lock:
             self._index = self._empty()
+            self._changed()
             self._base_stamp = None
             self._tombstones = set()
             self._uncached = set()
@@ -194,6 +207,7 @@ class VectorChannel:
             present = self.indexed_ids()
             gone = present - owners.keys()
             self._tombstones |= gone
+            self._changed()
             self._owners = owners
             self._uncached &= owners.keys()
             missing = [cid for cid in owners if cid not in present]
@@ -236,6 +250,7 @@ class VectorChannel:
     def _flush(self, ids: list[int], vecs: list[npt.NDArray[np.float32]], recent: bool) -> int:
         if not ids:
             return 0
+        self._changed()
         matrix = np.ascontiguousarray(np.vstack(vecs), dtype=np.float32)
         id_array = np.asarray(ids, dtype=np.int64)
         self._index.add_with_ids(matrix, id_array)
@@ -285,14 +300,22 @@ class VectorChannel:
         text = _settled_text(query)
         if not text:
             return ChannelAnswer(hits=())  # the first word is still being typed
-        vector = self._embedder.embed_query(text).reshape(1, -1)
+        # A filter's candidates change with the words around it: only an unfiltered answer is kept.
         candidates = getattr(query, "candidates", None)
+        with self._lock:
+            remembered = self._answers.get((text, limit)) if candidates is None else None
+            if remembered is not None:
+                self._answers.move_to_end((text, limit))
+                return remembered
+        vector = self._embedder.embed_query(text).reshape(1, -1)
+        _one_search_thread(self._faiss)
         if candidates is not None:
             return self._search_within(vector, candidates, limit)
         with self._lock:
             total = int(self._index.ntotal)
             if total == 0:
                 return ChannelAnswer(hits=(), status="degraded", message="no chunk embedded yet")
+            version = self._version
             k = min(total, max(limit * 4, 32))
             params = None
             if self._tombstones:
@@ -324,7 +347,13 @@ class VectorChannel:
                 continue
             if path not in best or score > best[path][0]:
                 best[path] = (float(score), int(cid))
-        return _pooled(best, limit)
+        answer = _pooled(best, limit)
+        with self._lock:
+            if version == self._version:  # nothing changed while it ran
+                self._answers[(text, limit)] = answer
+                while len(self._answers) > _ANSWERS_KEPT:
+                    self._answers.popitem(last=False)
+        return answer
 
     def _search_within(self, vector: npt.NDArray[np.float32], candidates: Collection[str], limit: int) -> ChannelAnswer:
         """Exact search over the chunks of a filter's candidate notes (every one of them is compared)."""
@@ -368,10 +397,17 @@ class VectorChannel:
             return stray
         return np.asarray(self._index.reconstruct(int(chunk_id)), dtype=np.float32)
 
+    def _changed(self) -> None:
+        """What a search can return changed: forget the remembered answers (the caller holds the lock)."""
+        self._version += 1
+        self._answers.clear()
+
     # -- lifecycle ------------------------------------------------------------------
     def save(self) -> None:
         """Persist atomically (write new, then rename): a small delta when few rows were added."""
         with self._lock:
+            if self._index is None:
+                return  # vectors off in this process: the file on disk stays as it is
             total = int(self._index.ntotal)
             added = total - self._base_ntotal
             # Small indexes are cheap to rewrite; big ones get a delta for a few added rows.
@@ -423,15 +459,35 @@ class VectorChannel:
     def chunk_count(self) -> int:
         """Live embedded chunks."""
         with self._lock:
+            if self._index is None:
+                return 0
             return int(self._index.ntotal) - len(self._tombstones)
 
     def close(self) -> None:
         """Drop the in-memory index."""
         with self._lock:
-            self._index = self._empty()
+            if self._index is not None:
+                self._index = self._empty()
+            self._changed()
             self._owners = {}
             self._strays = {}
             self._stray_matrix = None
+
+
+# Answers remembered for repeated searches (a few keystrokes' worth).
+_ANSWERS_KEPT = 32
+# Query-time FAISS search runs on the calling thread alone: one HNSW query gains nothing
+# from OpenMP's threads and waits for them when the cores are busy (measured in
+# docs/BENCHMARKS.md). Set per thread (OpenMP's thread count is per thread).
+_SEARCH_THREADS = 1
+_thread_state = threading.local()
+
+
+def _one_search_thread(faiss: Any) -> None:
+    """Make FAISS calls from this thread run on it alone (once per thread)."""
+    if getattr(_thread_state, "omp_threads", None) != _SEARCH_THREADS:
+        faiss.omp_set_num_threads(_SEARCH_THREADS)
+        _thread_state.omp_threads = _SEARCH_THREADS
 
 
 # A vector counts as reachable when a search for it finds it among this many.

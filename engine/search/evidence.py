@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import difflib
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 
-from engine.catalog import StoredChunk
+from engine.catalog import Catalog, StoredChunk
 from engine.config import FusionConfig
 from engine.entities import normalize
 from engine.records import ChannelEvidence, ChannelName, CreateSafety, EvidenceLabel, Snippet
@@ -166,6 +168,42 @@ def _holds_words(text: str, part: str) -> bool:
             return True
         at = text.find(part, at + 1)
     return False
+
+
+class NoteChunks:
+    """The chunks of the notes a page of results shows, kept across keystrokes.
+
+    Typing a query shows mostly the same notes keystroke after keystroke; their chunks are
+    read from the catalog once, and again only after the catalog changed (its generation).
+    """
+
+    def __init__(self, catalog: Catalog, keep: int = 512) -> None:
+        self._catalog = catalog
+        self._keep = keep
+        self._generation = -1
+        self._chunks: OrderedDict[str, list[StoredChunk]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def of(self, paths: Sequence[str]) -> dict[str, list[StoredChunk]]:
+        """Each note's chunks in order (a note without chunks maps to nothing)."""
+        generation = self._catalog.generation
+        with self._lock:
+            if generation != self._generation:
+                self._chunks.clear()
+                self._generation = generation
+            known = {path: self._chunks[path] for path in paths if path in self._chunks}
+            for path in known:
+                self._chunks.move_to_end(path)
+        missing = [path for path in paths if path not in known]
+        fetched = self._catalog.chunks_of_notes(missing) if missing else {}
+        with self._lock:
+            if generation == self._generation:
+                for path in missing:
+                    self._chunks[path] = fetched.get(path, [])
+                while len(self._chunks) > self._keep:
+                    self._chunks.popitem(last=False)
+        found = {**known, **fetched}
+        return {path: found[path] for path in paths if found.get(path)}
 
 
 def readable(text: str) -> str:

@@ -37,6 +37,7 @@ from engine.records import (
     SearchResults,
 )
 from engine.search.evidence import (
+    NoteChunks,
     best_chunk,
     build_snippet,
     choose_label,
@@ -132,6 +133,7 @@ class Searcher:
         self._kinds = _note_kinds(catalog, stem, lexicon)
         self._notes_with = notes_with
         self._facts: FactsTable | None = None  # read on the first filtered query after a change
+        self._chunks = NoteChunks(catalog)
 
     def refresh_titles(self) -> None:
         """Reload the title/alias floor table and the note kinds after the catalog changed."""
@@ -303,7 +305,7 @@ class Searcher:
         """A query of filters only: the matching notes, the most recent first (no channel is asked)."""
         facts = self._facts_table()
         paths = facts.recent_first(candidates if candidates is not None else facts.notes)[:limit]
-        chunks_of = self._catalog.chunks_of_notes(paths)
+        chunks_of = self._chunks.of(paths)
         matcher = _WordMatcher(frozenset(), None, self._stem)
         hits = tuple(
             Hit(
@@ -369,7 +371,7 @@ class Searcher:
         lists = {name: [h.path for h in answers[name].hits] for name in ("fulltext", "vectors") if name in answers}
         top = [path for path, _ in weighted_rrf(lists, k=fusion.k, weights=fusion.weights, depths=fusion.depths)][:notes]
         vector_chunk = {h.path: h.chunk_id for h in answers["vectors"].hits} if "vectors" in answers else {}
-        chunks_of = self._catalog.chunks_of_notes(top)
+        chunks_of = self._chunks.of(top)
         out: list[StoredChunk] = []
         for path in top:
             chunks = chunks_of.get(path, [])
@@ -504,7 +506,7 @@ class Searcher:
         content = list(plan.content)
         matcher = _WordMatcher(frozenset(content), plan.prefix, self._stem)
         hits: list[Hit] = []
-        chunks_of = self._catalog.chunks_of_notes([path for path, _ in page])
+        chunks_of = self._chunks.of([path for path, _ in page])
         asked = normalized_name(plan.text)
         for path, score in page:
             evidence: dict[ChannelName, ChannelEvidence] = {}

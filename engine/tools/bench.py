@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine.errors import CairnError
 from engine.records import ChannelName, WatchBatch
+from engine.tools.bench_refs import fts5, percentiles, ripgrep
 
 if TYPE_CHECKING:
     from engine.api import Engine
@@ -45,17 +46,6 @@ def _log(message: str) -> None:
 def _peak_rss_mb() -> float:
     """This process's peak resident set size (ru_maxrss is KiB on Linux)."""
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, 1)
-
-
-def _percentiles(values: Sequence[float]) -> dict[str, float]:
-    if not values:
-        return {"p50": 0.0, "p95": 0.0, "max": 0.0, "n": 0}
-    ordered = sorted(values)
-
-    def pick(q: float) -> float:
-        return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 2)
-
-    return {"p50": round(statistics.median(ordered), 2), "p95": pick(0.95), "max": round(ordered[-1], 2), "n": len(ordered)}
 
 
 # -- the indexing child ------------------------------------------------------------
@@ -98,6 +88,11 @@ def _child_index(args: argparse.Namespace) -> dict[str, Any]:
             embedded = engine.embed_pending(progress, paths=None if args.embed_notes is None else embed_paths)
             phases["embed"] = round(time.perf_counter() - embed_started, 3)
             embed["embedded_chunks"] = embedded
+        if embedder is not None and args.fill_vectors:
+            from engine.tools.bench_fill import fill_vectors
+
+            _log("filling the vector index to full size with stand-in vectors")
+            embed["fill"] = fill_vectors(engine, args.index_dir, embedder.model_id, embedder.dims)
         peak = _peak_rss_mb()
         # Parse and full-text worker processes: the largest one's peak (two run at once).
         workers_peak = round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024.0, 1)
@@ -119,10 +114,13 @@ def _child_index(args: argparse.Namespace) -> dict[str, Any]:
         "peak_rss_workers_mb": workers_peak,
         "cpu_s": round(usage.ru_utime + usage.ru_stime, 1),
         "index_bytes": index_bytes,
+        "vectors_in_index": status.channel_counts.get("vectors", 0),
+        "embedded_chunks_total": status.embedded_chunks,
     }
     if embedder is not None:
         result.update(_embed_numbers(embedder, texts, phases.get("embed"), args))
         result.update(embed)
+    result["loadavg"] = _loadavg()
     return result
 
 
@@ -140,8 +138,12 @@ def _embed_numbers(embedder: Any, texts: list[str], embed_s: float | None, args:
     if embed_s is None:
         # No embedding phase: time the raw loop on a sample and project the full phase.
         sample = random.Random(99).sample(texts, min(_RAW_SAMPLE_CHUNKS, len(texts)))
+    elif args.raw_sample and args.raw_sample < len(texts):
+        # A long embedding phase: the bare loop on a seeded sample of the same texts.
+        sample = random.Random(99).sample(texts, args.raw_sample)
     else:
         sample = texts
+    total_tokens = sum(sum(embedder.count_tokens(texts[s : s + 256])) for s in range(0, len(texts), 256))
     order = sorted(range(len(sample)), key=lambda i: len(sample[i]))
     batches = [embedder.tokenize([sample[i] for i in order[s : s + batch_size]]) for s in range(0, len(order), batch_size)]
     sample_tokens = sum(int(b["attention_mask"].sum()) for b in batches)
@@ -154,15 +156,16 @@ def _embed_numbers(embedder: Any, texts: list[str], embed_s: float | None, args:
     raw_s = time.perf_counter() - started
     raw_tps = sample_tokens / raw_s if raw_s > 0 else 0.0
     out: dict[str, Any] = {"raw_model_tokens_per_s": round(raw_tps, 1), "raw_model_s": round(raw_s, 3)}
+    out["raw_model_texts"] = len(sample)
     if embed_s is not None:
-        engine_tps = sample_tokens / embed_s if embed_s > 0 else 0.0
+        engine_tps = total_tokens / embed_s if embed_s > 0 else 0.0
         out.update(
-            embed_tokens=sample_tokens,
+            embed_texts=len(texts),
+            embed_tokens=total_tokens,
             embed_tokens_per_s=round(engine_tps, 1),
             embed_ratio=round(engine_tps / raw_tps, 3) if raw_tps else None,
         )
     else:
-        total_tokens = sum(sum(embedder.count_tokens(texts[s : s + 256])) for s in range(0, len(texts), 256))
         out.update(
             embed_tokens=total_tokens,
             embed_tokens_per_s=None,
@@ -192,6 +195,8 @@ def _child_serve(args: argparse.Namespace) -> dict[str, Any]:
     try:
         result["as_you_type"] = _as_you_type(engine, queries)
         result["keyword"] = _keyword(engine, queries)
+        # Before any edit: what a process that only searches holds (an edit reads the graph's rest).
+        result["peak_rss_before_edits_mb"] = _peak_rss_mb()
         catalog = Catalog(args.index_dir / "catalog.sqlite")
         try:
             result["update"] = _updates(engine, catalog, args.vault, vectors=not args.no_model)
@@ -208,7 +213,13 @@ def _child_serve(args: argparse.Namespace) -> dict[str, Any]:
     finally:
         engine.close()
     result["peak_rss_mb"] = _peak_rss_mb()
+    result["loadavg"] = _loadavg()
     return result
+
+
+def _loadavg() -> list[float]:
+    """The 1-, 5- and 15-minute load averages now (recorded with every phase)."""
+    return [round(v, 2) for v in os.getloadavg()]
 
 
 def _as_you_type(engine: Any, queries: list[str]) -> dict[str, Any]:
@@ -227,8 +238,8 @@ def _as_you_type(engine: Any, queries: list[str]) -> dict[str, Any]:
     slowest.sort(reverse=True)
     return {
         "keystrokes": len(totals),
-        **_percentiles(totals),
-        "per_channel": {name: _percentiles(values) for name, values in per_channel.items()},
+        **percentiles(totals),
+        "per_channel": {name: percentiles(values) for name, values in per_channel.items()},
         "slowest": [{"ms": ms, "prefix": prefix} for ms, prefix in slowest[:5]],
     }
 
@@ -236,7 +247,7 @@ def _as_you_type(engine: Any, queries: list[str]) -> dict[str, Any]:
 def _keyword(engine: Any, queries: list[str]) -> dict[str, Any]:
     """Complete keyword queries on the full-text channel alone (compare with rg)."""
     times = [engine.search(q, as_you_type=False, channels=("fulltext",)).total_ms for q in queries]
-    return _percentiles(times)
+    return percentiles(times)
 
 
 def _updates(engine: Any, catalog: Any, vault: Path, *, vectors: bool) -> dict[str, Any]:
@@ -284,8 +295,8 @@ def _updates(engine: Any, catalog: Any, vault: Path, *, vectors: bool) -> dict[s
     return {
         "edits": len(latencies),
         "failed": len(latencies) - len(finite),
-        "searchable_ms": _percentiles(finite),
-        "reindex_ms": _percentiles(reindex_ms),
+        "searchable_ms": percentiles(finite),
+        "reindex_ms": percentiles(reindex_ms),
         "reindex_phase_ms_median": phase_ms,
     }
 
@@ -338,22 +349,6 @@ def _cold_open(vault: Path, index_dir: Path, query: str, *, no_model: bool, runs
     return {"runs_ms": [round(t, 1) for t in times], "median_ms": round(statistics.median(times), 1)}
 
 
-def _rg(vault: Path, queries: list[str]) -> dict[str, Any] | None:
-    """ripgrep over the same vault: any query word, case-insensitive, matching files listed."""
-    rg = shutil.which("rg")
-    if rg is None:
-        _log("rg (ripgrep) not found; apt-get install -y ripgrep — skipping the lexical reference")
-        return None
-    times: list[float] = []
-    for query in queries:
-        words = [w for w in query.split() if len(w) > 2] or query.split()
-        command = [rg, "-l", "-i", "-F", *(arg for w in words for arg in ("-e", w)), str(vault)]
-        started = time.perf_counter()
-        subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-        times.append((time.perf_counter() - started) * 1000)
-    return _percentiles(times)
-
-
 def _machine() -> dict[str, Any]:
     cpu = ""
     try:
@@ -376,6 +371,26 @@ def _machine() -> dict[str, Any]:
         "memory_gb": memory_gb,
         "python": platform.python_version(),
         "loadavg_1m": round(os.getloadavg()[0], 2),
+        "loadavg": _loadavg(),
+    }
+
+
+def _vector_coverage(indexed: dict[str, Any]) -> dict[str, Any]:
+    """How many chunks have vectors, and how many of those are the model's own."""
+    fill = indexed.get("fill") or {}
+    filled = int(fill.get("filled_texts", 0))
+    return {
+        "chunks": indexed["chunks"],
+        "with_vectors": indexed.get("embedded_chunks_total", 0),
+        "embedded_by_model": indexed.get("embedded_chunks", 0),
+        "stand_in_texts": filled,
+        "fill": fill or None,
+        "note": (
+            f"{filled} chunk texts hold deterministic stand-in vectors (real vectors moved by seeded noise), "
+            "so latency, memory and size are measured on a full-size index; their search results mean nothing"
+        )
+        if filled
+        else "",
     }
 
 
@@ -416,6 +431,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             index_argv.append("--no-embed")
         if args.embed_notes is not None:
             index_argv += ["--embed-notes", str(args.embed_notes)]
+        if args.fill_vectors:
+            index_argv.append("--fill-vectors")
+        if args.raw_sample:
+            index_argv += ["--raw-sample", str(args.raw_sample)]
         indexed = _run_child("index", index_argv)
         _log(f"indexed in {sum(indexed['phases_s'].values()):.1f}s: {indexed['phases_s']}")
 
@@ -425,11 +444,18 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         if args.no_embed:
             serve_argv.append("--no-model")
         _log("cold open (fresh processes)")
+        load_cold = _loadavg()
         cold = _cold_open(vault, index_dir, queries[0], no_model=args.no_embed)
+        # The same without the model: what a BM25 + graph answer costs from a fresh process.
+        cold_lexical = cold if args.no_embed else _cold_open(vault, index_dir, queries[0], no_model=True)
         _log("serving: as-you-type and updates (child process)")
         served = _run_child("serve", serve_argv)
-        _log("ripgrep reference")
-        rg = _rg(vault, queries)
+        _log("lexical references: ripgrep and SQLite FTS5 on the same vault and queries")
+        load_refs = _loadavg()
+        rg = ripgrep(vault, queries)
+        if rg is None:
+            _log("rg (ripgrep) not found; apt-get install -y ripgrep — skipping that reference")
+        fts = fts5(vault, queries, workdir, _log)
     finally:
         if not args.keep and not args.workdir:
             shutil.rmtree(workdir, ignore_errors=True)
@@ -442,6 +468,15 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "seed": args.seed if args.vault is None else None,
         "embedding": "off" if args.no_embed else ("all" if args.embed_notes is None else f"{args.embed_notes} notes"),
         "machine": {**machine_before, "loadavg_1m_end": _machine()["loadavg_1m"]},
+        "loadavg": {
+            "start": machine_before["loadavg"],
+            "indexing_end": indexed["loadavg"],
+            "cold_open_start": load_cold,
+            "serving_end": served["loadavg"],
+            "references_start": load_refs,
+            "end": _loadavg(),
+        },
+        "vectors": _vector_coverage(indexed),
         "index": {
             "phases_s": indexed["phases_s"],
             "lexical_graph_s": indexed["lexical_graph_s"],
@@ -454,6 +489,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "raw_model_tokens_per_s": indexed.get("raw_model_tokens_per_s"),
             "embed_ratio": indexed.get("embed_ratio"),
             "embed_projected_s": indexed.get("embed_projected_s"),
+            "embed_texts": indexed.get("embed_texts"),
+            "raw_model_texts": indexed.get("raw_model_texts"),
+            "model_load_s": indexed.get("model_load_s"),
         },
         "search_ms": {
             "keystrokes": typing["keystrokes"],
@@ -470,13 +508,16 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "watch": served.get("watch"),
         "cold_open_ms": cold["median_ms"],
         "cold_open": {**cold, "in_process_open_ms": served["open_ms"], "first_search_ms": served["first_search_ms"]},
+        "cold_open_lexical": cold_lexical,
         "peak_rss_mb": {
             "indexing": indexed["peak_rss_mb"],
             "indexing_largest_worker": indexed.get("peak_rss_workers_mb"),
             "serving": served["peak_rss_mb"],
+            "serving_before_edits": served.get("peak_rss_before_edits_mb"),
         },
         "index_bytes": indexed["index_bytes"],
         "rg_ms": rg,
+        "fts5": fts,
         "queries": queries,
     }
 
@@ -519,9 +560,22 @@ def render(result: dict[str, Any]) -> str:
         f"edit → searchable in all channels: max {update['searchable_ms']['max']:.0f} ms, p50 {update['searchable_ms']['p50']:.0f} ms over {update['edits']} edits ({update['failed']} failed)"
     )
     lines.append(f"cold open to first result: {result['cold_open_ms']:.0f} ms (fresh process)")
+    lexical = result.get("cold_open_lexical")
+    if lexical and lexical is not result.get("cold_open"):
+        lines.append(f"cold open without the model (BM25 + graph): {lexical['median_ms']:.0f} ms")
+    fts = result.get("fts5")
+    if fts:
+        lines.append(
+            f"SQLite FTS5, same vault: built in {fts['build_s']:.1f}s; keyword p50 {fts['keyword_ms']['p50']:.1f} ms, "
+            f"as-you-type p50 {fts['as_you_type_ms']['p50']:.1f} / p95 {fts['as_you_type_ms']['p95']:.1f} ms"
+        )
+    vectors = result.get("vectors") or {}
+    if vectors.get("note"):
+        lines.append(f"vectors: {vectors['with_vectors']} of {vectors['chunks']} chunks; {vectors['note']}")
     rss = result["peak_rss_mb"]
     workers = f" (+ worker processes, largest {rss['indexing_largest_worker']:.0f} MB)" if rss.get("indexing_largest_worker") else ""
-    lines.append(f"peak RSS: indexing {rss['indexing']:.0f} MB{workers}, serving {rss['serving']:.0f} MB")
+    before = f" ({rss['serving_before_edits']:.0f} MB before the edits)" if rss.get("serving_before_edits") else ""
+    lines.append(f"peak RSS: indexing {rss['indexing']:.0f} MB{workers}, serving {rss['serving']:.0f} MB{before}")
     lines.append(f"index size: {result['index_bytes'] / 1e6:.1f} MB")
     return "\n".join(lines) + "\n"
 
@@ -538,6 +592,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="with --no-embed: still load the model to time it on a sample and project the embedding phase",
     )
     parser.add_argument("--embed-notes", type=int, help="embed only K seeded-random notes (smoke tests)")
+    parser.add_argument(
+        "--fill-vectors", action="store_true",
+        help="give the chunks not embedded deterministic stand-in vectors: a full-size vector index, reported as such",
+    )
+    parser.add_argument(
+        "--raw-sample", type=int, default=0, metavar="N",
+        help="time the bare model on a seeded sample of N of the embedded texts (default: all of them)",
+    )
     parser.add_argument(
         "--queries", type=int, default=_SERVE_QUERIES,
         help=f"how many queries to type key by key (default {_SERVE_QUERIES})",
@@ -590,6 +652,8 @@ def _child_main(argv: Sequence[str]) -> int:
         child.add_argument("--no-model", action="store_true")
         child.add_argument("--no-embed", action="store_true")
         child.add_argument("--embed-notes", type=int)
+        child.add_argument("--fill-vectors", action="store_true")
+        child.add_argument("--raw-sample", type=int, default=0)
         child.add_argument("--queries", type=Path)
         child.add_argument("--no-watch", action="store_true")
     args = parser.parse_args(argv)

@@ -19,14 +19,17 @@ from engine.present import (
     badges,
     context_text,
     context_to_json,
+    duration_text,
     highlighted,
     one_line,
+    progress_text,
     reading_text,
     reindex_to_json,
     relation_text,
     results_to_json,
     split_hits,
     status_to_json,
+    vectors_text,
     watch_line,
     why_lines,
     why_to_json,
@@ -264,10 +267,11 @@ class _ProgressBar:
             bar = "█" * filled + "░" * (width - filled)
             if new_phase and self._phase:
                 self._stream.write("\n")
-            self._stream.write(f"\r{progress.phase:<9} {bar} {progress.done}/{progress.total} ")
+            eta = f"· {duration_text(progress.eta_s)} left " if progress.eta_s is not None else ""
+            self._stream.write(f"\r{progress.phase:<9} {bar} {progress.done}/{progress.total} {eta}   ")
             self._stream.flush()
         elif new_phase or pct // 25 != self._last_pct // 25:
-            self._stream.write(f"{progress.phase}: {progress.done}/{progress.total}\n")
+            self._stream.write(f"{progress_text(progress) if progress.phase == 'embed' else f'{progress.phase}: {progress.done}/{progress.total}'}\n")
         self._phase = progress.phase
         self._last_draw = now
         self._last_pct = pct
@@ -310,9 +314,9 @@ def _reindex(args: argparse.Namespace) -> int:
 def _search(args: argparse.Namespace) -> int:
     channels = args.channels
     knobs = {"graph_weight": args.graph_weight, "max_hops": args.max_hops, "graph_seeding": args.graph_seeding}
+    if "vectors" not in channels:
+        args.no_model = True  # load what the query needs: no vectors, no model
     with _open(args) as engine:
-        if engine.status().notes == 0:
-            print("note: the index is empty; run `engine reindex VAULT` first", file=sys.stderr)
         if args.why is not None:
             report = engine.why(args.query, args.why, limit=args.limit, channels=channels, as_you_type=args.typing, **knobs)
             if args.json:
@@ -321,6 +325,8 @@ def _search(args: argparse.Namespace) -> int:
                 sys.stdout.write("\n".join(why_lines(report)) + "\n")
             return Exit.OK
         results = engine.search(args.query, limit=args.limit, channels=channels, as_you_type=args.typing, **knobs)  # type: ignore[arg-type]
+        if not results.hits and not engine.notes():
+            print("note: the index is empty; run `engine reindex VAULT` first", file=sys.stderr)
     if args.json:
         print(json.dumps(results_to_json(results), ensure_ascii=False, indent=2))
         return Exit.OK
@@ -452,6 +458,10 @@ def _status(args: argparse.Namespace) -> int:
     out.write(f"notes:      {status.notes} ({status.chunks} chunks, {status.links} links, {status.dangling_links} dangling)\n")
     out.write(f"entities:   {status.entities}\n")
     out.write(f"embedded:   {status.embedded_chunks}/{status.chunks} chunks ({status.embedded_fraction:.0%})\n")
+    if status.backlog is not None:
+        rate = status.backlog.chars_per_s
+        measured = f" at {rate:,.0f} characters/s, measured here" if rate else ""
+        out.write(f"backlog:    {vectors_text(status)}{measured}\n")
     out.write(f"model:      {status.model} — vectors {status.vectors.status}{': ' + status.vectors.message if status.vectors.message else ''}\n")
     out.write(f"channels:   {', '.join(f'{k} {v}' for k, v in status.channel_counts.items())}\n")
     out.write(f"updated:    {last}\nwriter:     {writer or 'none'}\n")

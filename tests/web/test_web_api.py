@@ -45,6 +45,19 @@ def test_status_api(client: TestClient) -> None:
     assert payload["indexing"]["running"] is False
 
 
+def test_status_api_says_what_is_embedded_and_how_long_the_rest_takes(tmp_path: Path) -> None:
+    vault = make_vault(tmp_path)
+    with Engine.open(vault, index_dir=tmp_path / "index", embedder=HashEmbedder()) as engine:
+        engine.reindex(embed=False)
+        payload = client_for(engine).get("/api/status").json()
+        assert payload["backlog"]["texts"] == payload["chunks"] > 0
+        assert payload["backlog"]["eta_s"] is None  # nothing measured yet
+        assert payload["vectors_text"].startswith("vectors 0% · ") and "chunks to embed" in payload["vectors_text"]
+        engine.embed_pending()
+        payload = client_for(engine).get("/api/status").json()
+        assert payload["backlog"] is None and payload["vectors_text"] == "vectors ready"
+
+
 def test_note_api_returns_text_sha_links_backlinks(client: TestClient, shared_engine: Engine) -> None:
     response = client.get("/api/notes/Projects/Atlas/Atlas.md")
     assert response.status_code == 200

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from engine.errors import CairnError
+from engine.present import progress_text
 
 if TYPE_CHECKING:
     from engine.api import Engine
@@ -27,6 +28,10 @@ class IndexingState:
     total: int = 0
     error: str = ""
     finished_at: float | None = None
+    # While embedding: the time left at the measured rate and the order ("opened", "newest").
+    eta_s: float | None = None
+    order: str = ""
+    text: str = ""
 
     def to_json(self) -> dict[str, Any]:
         """The state as a JSON-ready mapping."""
@@ -37,6 +42,9 @@ class IndexingState:
             "total": self.total,
             "error": self.error,
             "finished_at": self.finished_at,
+            "eta_s": self.eta_s,
+            "order": self.order,
+            "text": self.text,
         }
 
 
@@ -90,7 +98,14 @@ class BackgroundIndexer:
             self._finished.set()
 
     def _on_progress(self, progress: Progress) -> None:
-        self._set(phase=progress.phase, done=progress.done, total=progress.total)
+        self._set(
+            phase=progress.phase,
+            done=progress.done,
+            total=progress.total,
+            eta_s=round(progress.eta_s, 1) if progress.eta_s is not None else None,
+            order=progress.order,
+            text=progress_text(progress),
+        )
 
     def _set(self, **changes: Any) -> None:
         with self._lock:

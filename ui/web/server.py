@@ -32,7 +32,7 @@ from engine.errors import (
     SaveConflict,
     UnsafePath,
 )
-from engine.present import results_to_json, status_to_json, why_to_json
+from engine.present import results_to_json, status_to_json, vectors_text, why_to_json
 from ui.web import pages
 from ui.web.guard import Guard, security_headers
 from ui.web.indexing import BackgroundIndexer
@@ -352,7 +352,8 @@ class _Views:
 
     async def api_status(self, request: Request) -> Response:
         def build() -> dict[str, Any]:
-            return {**status_to_json(self.engine.status()), "indexing": self.indexer.state.to_json()}
+            status = self.engine.status()
+            return {**status_to_json(status), "vectors_text": vectors_text(status), "indexing": self.indexer.state.to_json()}
 
         return JSONResponse(await run_in_threadpool(build))
 

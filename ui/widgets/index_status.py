@@ -1,4 +1,4 @@
-"""A one-line status bar: index counts, vector readiness and reindex progress."""
+"""A one-line status bar: index counts, vector readiness (what is embedded now, how long the rest takes) and reindex progress."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import Label, ProgressBar
 
+from engine.present import progress_text, vectors_text
 from engine.records import IndexStatus, Progress
 
 
@@ -23,14 +24,7 @@ class IndexStatusBar(Horizontal):
 
     def show_status(self, status: IndexStatus, writer: str | None = None) -> None:
         """Index counts, vector readiness, freshness and who writes the index."""
-        vectors = status.vectors.status
-        if vectors == "ok":
-            vec = "vectors ready"
-        elif vectors == "degraded":
-            vec = f"vectors {status.embedded_fraction:.0%} embedded"
-        else:
-            vec = "vectors off"
-        parts = [f"{status.notes} notes", f"{status.chunks} chunks", vec]
+        parts = [f"{status.notes} notes", f"{status.chunks} chunks", vectors_text(status)]
         if status.skipped:
             parts.append(f"{len(status.skipped)} skipped")
         if status.last_update and self.show_times:
@@ -49,7 +43,7 @@ class IndexStatusBar(Horizontal):
             bar.update(total=progress.total, progress=progress.done)
         else:
             bar.update(total=None)
-        self.query_one("#index-label", Label).update(f"indexing: {progress.phase} {progress.done}/{progress.total}")
+        self.query_one("#index-label", Label).update(progress_text(progress))
 
     def done(self, status: IndexStatus, writer: str | None = None) -> None:
         """Indexing finished: hide the bar and show the new counts."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import logging
 import threading
 from collections.abc import Collection, Sequence
 from dataclasses import replace
@@ -17,7 +18,6 @@ from engine.channels.graph.build import (
     Build,
     NoteRows,
     Part,
-    Vertex,
     key_entries,
     note_part,
     note_rows,
@@ -30,6 +30,8 @@ from engine.lexicon.en import ENGLISH
 from engine.query import QueryPlan
 from engine.query.words import QUERY_WORD, relation_keys
 from engine.records import ChannelName, Neighbor, NoteInfo, Relation
+
+log = logging.getLogger("cairn.graph")
 
 
 class GraphChannel:
@@ -48,6 +50,8 @@ class GraphChannel:
         self._lock = threading.RLock()
         self._build_lock = threading.Lock()
         self._build: Build | None = None
+        # A saved graph's notes' parts, read when the first edit needs them (None when built here).
+        self._writer_part: tuple[store.WriterPart, store.Searchable] | None = None
         self._snapshot: walk.Snapshot | None = None
         self._note_count = 0
         self._relation_names = relation_names(lexicon)
@@ -88,7 +92,8 @@ class GraphChannel:
         vertices = [build.vertex_record(key) for key in build.keys]
         index = {key: i for i, key in enumerate(build.keys) if key.startswith("note:") or build.surfaces.get(key)}
         self._build = build
-        self._publish(build.graph(), vertices, index, EntityDictionary(build.entries()))
+        self._writer_part = None
+        self._publish(build.graph(), store.searchable_of(build, vertices, index, EntityDictionary(build.entries())))
         self._generation = catalog.generation
         self._rebuilt = True
         self.origin = "built"
@@ -100,10 +105,10 @@ class GraphChannel:
         mention in the vault names, and many changed notes are cheaper in bulk.
         """
         with self._build_lock:
-            build = self._build
-            if build is not None and not changed and not removed:
+            if (self._build is not None or self._writer_part is not None) and not changed and not removed:
                 self._generation = catalog.generation
                 return
+            build = self._writer_build()
             if build is None or removed or len(changed) > max(1.0, INCREMENTAL_SHARE * len(build.parts)):
                 self._rebuild(catalog)
                 return
@@ -172,40 +177,37 @@ class GraphChannel:
         touched = {v for edge in edges for v in edge}
         tops = snapshot.cache.tops if snapshot else {}
         kept = {v: top for v, top in tuple(tops.items()) if v not in touched}
-        self._publish(build.graph(), vertices, index, dictionary, links=links_changed, people=people_changed, tops=kept)
+        searchable = store.searchable_of(build, vertices, index, dictionary)
+        self._publish(build.graph(), searchable, links=links_changed, people=people_changed, tops=kept)
 
     def _publish(
         self,
         graph: Any,
-        vertices: list[Vertex],
-        index: dict[str, int],
-        dictionary: EntityDictionary,
+        sums: store.Searchable,
         *,
         links: bool = True,
         people: bool = True,
         tops: dict[int, list[tuple[int, float, int]]] | None = None,
     ) -> None:
         """Swap in a built graph; the link and people sums are copied only if they changed."""
-        build = self._build
-        assert build is not None
-        cache = walk.NeighborCache(graph, vertices, build.ends, build.weights, build.relations)
+        cache = walk.NeighborCache(graph, sums.vertices, sums.ends, sums.weights, sums.relations)
         cache.tops = tops or {}
         before = self._snapshot
-        link_dirs = set(build.link_dirs) if links or before is None else before.link_dirs
+        link_dirs = set(sums.link_dirs) if links or before is None else before.link_dirs
         linked = frozenset(v for edge in link_dirs for v in edge) if links or before is None else before.linked
         snapshot = walk.Snapshot(
             cache=cache,
-            index=index,
-            dictionary=dictionary,
+            index=sums.index,
+            dictionary=sums.dictionary,
             link_dirs=link_dirs,
-            contexts=build.contexts,
-            named=build.named,
+            contexts=sums.contexts,
+            named=sums.named,
             linked=linked,
-            people=frozenset(build.people) if people or before is None else before.people,
+            people=frozenset(sums.people) if people or before is None else before.people,
         )
         with self._lock:
             self._snapshot = snapshot
-            self._note_count = len(build.parts)
+            self._note_count = sums.note_count
 
     # -- searching ------------------------------------------------------------------
     def entity_matches(self, text: str) -> Sequence[EntityMatch]:
@@ -247,9 +249,10 @@ class GraphChannel:
 
     def view(self) -> GraphView | None:
         """The graph as it is now, for reading entities, walks and edges (None before it is built)."""
+        with self._build_lock:
+            build = self._writer_build()  # the notes' parts: read from the saved graph at the first need
         with self._lock:
             snapshot = self._snapshot
-            build = self._build
         if snapshot is None or build is None:
             return None
         return GraphView(snapshot, build.parts, self._config)
@@ -257,7 +260,7 @@ class GraphChannel:
     def chunk_entities(self, chunks: Sequence[tuple[str, int]]) -> list[tuple[str, ...]]:
         """The entity keys each (note path, chunk ordinal) names or links, in written order."""
         with self._build_lock:
-            build = self._build
+            build = self._writer_build()  # the notes' parts: read from the saved graph at the first need
             parts = build.parts if build is not None else {}
             return [parts[path].chunk_entities.get(ordinal, ()) if path in parts else () for path, ordinal in chunks]
 
@@ -305,14 +308,30 @@ class GraphChannel:
         saved = store.load(self._path, self._stamp(generation))
         if saved is None:
             return False
-        build, vertices, index, dictionary = saved
-        self._build = build
+        searchable, rest = saved
+        import igraph
+
+        self._build = None
+        self._writer_part = (rest, searchable)
         self._snapshot = None
-        self._publish(build.graph(), vertices, index, dictionary)
+        self._publish(igraph.Graph(n=searchable.vertex_count, edges=searchable.ends, directed=False), searchable)
         self._generation = self._saved_generation = generation
         self._rebuilt = False
         self.origin = "saved"
         return True
+
+    def _writer_build(self) -> Build | None:
+        """The notes' parts and sums an edit patches: built here, or read now from the saved
+        graph this one was opened from (None when there is neither: the caller rebuilds)."""
+        if self._build is None and self._writer_part is not None:
+            part, searchable = self._writer_part
+            self._writer_part = None
+            try:
+                self._build = store.load_writer(part, searchable)
+            except Exception as exc:  # a damaged pickle raises assorted errors; a rebuild follows
+                log.warning("saved graph unreadable (%s: %s); rebuilding it from the catalog", type(exc).__name__, exc)
+                self._build = None
+        return self._build
 
     def _stamp(self, generation: int) -> dict[str, object]:
         return {
@@ -352,6 +371,7 @@ class GraphChannel:
         with self._lock:
             self._snapshot = None
             self._build = None
+            self._writer_part = None
 
 
 def relation_names(lexicon: Lexicon) -> dict[str, frozenset[str]]:

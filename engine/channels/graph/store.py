@@ -2,23 +2,27 @@
 
 A saved graph is loaded only when its stamp (format, catalog generation, graph settings)
 matches, and a restricted unpickler accepts only the graph's own classes, so a planted
-file cannot run code.
+file cannot run code. The part a search reads comes first and is all an open loads; the
+notes' parts, which only an edit needs (two thirds of the file), are read at the first edit.
 """
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import gc
 import os
 import pickle
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
-from engine.channels.graph.build import Build, Vertex
+from engine.channels.graph.build import Build, Context, NamedEdge, Vertex
 from engine.entities import EntityDictionary
 
-__all__ = ["SAVED_FORMAT", "Saved", "load", "save"]
+__all__ = ["SAVED_FORMAT", "Saved", "Searchable", "WriterPart", "load", "load_writer", "save", "searchable_of"]
 
-SAVED_FORMAT = 11
+SAVED_FORMAT = 12
 _SAVED_CLASSES = frozenset(
     {
         ("engine.channels.graph.build", "Build"),
@@ -30,6 +34,46 @@ _SAVED_CLASSES = frozenset(
 
 # What is saved: the build (parts and sums), the vertices, the key index and the dictionary.
 Saved = tuple[Build, list[Vertex], dict[str, int], EntityDictionary]
+# The Build's fields a search reads; saved apart from the rest, which only an edit needs.
+_SEARCHED = ("ends", "weights", "relations", "link_dirs", "contexts", "named", "people")
+
+
+@dataclass(frozen=True)
+class Searchable:
+    """The part of a saved graph a search reads: the summed edges and their attributes, the
+    linked pairs, their contexts and named relations, the people, the vertices, their index and the dictionary."""
+
+    ends: list[tuple[int, int]]
+    weights: list[float]
+    relations: list[int]
+    link_dirs: set[tuple[int, int]]
+    contexts: dict[tuple[int, int], Context]
+    named: dict[tuple[int, int], NamedEdge]
+    people: set[str]
+    note_count: int
+    vertex_count: int
+    vertices: list[Vertex]
+    index: dict[str, int]
+    dictionary: EntityDictionary
+
+
+@dataclass(frozen=True)
+class WriterPart:
+    """Where the rest of a saved graph (every note's part and the sums an edit patches) is,
+    to be read when the first edit needs it."""
+
+    path: Path
+    stamp: dict[str, object]
+    offset: int
+    length: int
+
+
+def searchable_of(build: Build, vertices: list[Vertex], index: dict[str, int], dictionary: EntityDictionary) -> Searchable:
+    """The searchable part of a built graph (sharing its lists)."""
+    return Searchable(
+        build.ends, build.weights, build.relations, build.link_dirs, build.contexts, build.named, build.people,
+        len(build.parts), len(build.keys), vertices, index, dictionary,
+    )
 
 
 class _SavedGraphUnpickler(pickle.Unpickler):
@@ -41,8 +85,19 @@ class _SavedGraphUnpickler(pickle.Unpickler):
         raise pickle.UnpicklingError(f"{module}.{name} does not belong in a saved graph")
 
 
-def load(path: Path, stamp: dict[str, object]) -> Saved | None:
-    """The saved graph at `path` if its stamp is `stamp`; None when absent or stale.
+def _unpickled(handle: BinaryIO) -> Any:
+    collecting = gc.isenabled()
+    gc.disable()  # millions of small containers: the collector would triple the load time
+    try:
+        return _SavedGraphUnpickler(handle).load()
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def load(path: Path, stamp: dict[str, object]) -> tuple[Searchable, WriterPart] | None:
+    """The searchable part of the saved graph at `path` if its stamp is `stamp`, and where
+    the rest is; None when absent or stale.
 
     Raises:
         Exception: the file is damaged (pickle raises assorted errors) or of another shape.
@@ -52,26 +107,70 @@ def load(path: Path, stamp: dict[str, object]) -> Saved | None:
     with path.open("rb") as f:
         if _SavedGraphUnpickler(f).load() != stamp:
             return None
-        collecting = gc.isenabled()
-        gc.disable()  # millions of small containers: the collector would triple the load time
-        try:
-            saved = _SavedGraphUnpickler(f).load()
-        finally:
-            if collecting:
-                gc.enable()
-    build, vertices, index, dictionary = saved
-    if not (isinstance(build, Build) and isinstance(dictionary, EntityDictionary)):
+        fields = _unpickled(f)
+        if not (isinstance(fields, tuple) and len(fields) == 13):
+            raise pickle.UnpicklingError("saved graph has an unexpected shape")
+        *searched, length = fields
+        searchable = Searchable(*searched)
+        offset = f.tell()
+    if not isinstance(searchable.dictionary, EntityDictionary) or path.stat().st_size != offset + length:
+        raise pickle.UnpicklingError("saved graph is cut short or has an unexpected shape")
+    return searchable, WriterPart(path, stamp, offset, length)
+
+
+def load_writer(part: WriterPart, searchable: Searchable) -> Build | None:
+    """The rest of the graph an edit needs, joined to the searchable part loaded before; None
+    when the file was replaced since (another process saved a newer graph).
+
+    Raises:
+        Exception: the file is damaged.
+    """
+    with part.path.open("rb") as f:
+        if _SavedGraphUnpickler(f).load() != part.stamp:
+            return None
+        f.seek(part.offset)
+        build = _unpickled(f)
+    if not isinstance(build, Build):
         raise pickle.UnpicklingError("saved graph has an unexpected shape")
-    return build, vertices, index, dictionary
+    for name in _SEARCHED:
+        setattr(build, name, getattr(searchable, name))
+    _share_contexts(build)
+    return build
+
+
+def _share_contexts(build: Build) -> None:
+    """Point the notes' context strings at the graph's own where they are equal, as a build
+    leaves them (the two parts of the file were unpickled apart)."""
+    ids, shared = build.ids, build.contexts
+    for path, part in build.parts.items():
+        me = ids.get(f"note:{path}")
+        if me is None:
+            continue
+        for other, context in part.contexts.items():
+            them = ids.get(other)
+            if them is None:
+                continue
+            same = shared.get((me, them) if me < them else (them, me))
+            if same is not None and same == context:
+                part.contexts[other] = same
 
 
 def save(path: Path, stamp: dict[str, object], payload: Saved) -> None:
-    """Write the graph atomically (a temp file, fsync, rename)."""
+    """Write the graph atomically (a temp file, fsync, rename): the stamp, the searchable
+    part, then the rest (so a search can start before the rest is read)."""
+    build, vertices, index, dictionary = payload
+    searchable = searchable_of(build, vertices, index, dictionary)
+    rest = copy.copy(build)  # the searched fields are saved once, in the searchable part
+    for name in _SEARCHED:
+        setattr(rest, name, None)
+    writer_bytes = pickle.dumps(rest, protocol=pickle.HIGHEST_PROTOCOL)
+    fields = (*(getattr(searchable, f.name) for f in dataclasses.fields(Searchable)), len(writer_bytes))
     temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     try:
         with temporary.open("wb") as f:
             pickle.dump(stamp, f, protocol=pickle.HIGHEST_PROTOCOL)
-            pickle.dump(payload, f, protocol=pickle.HIGHEST_PROTOCOL)
+            pickle.dump(fields, f, protocol=pickle.HIGHEST_PROTOCOL)
+            f.write(writer_bytes)
             f.flush()
             os.fsync(f.fileno())
         os.replace(temporary, path)

@@ -10,15 +10,20 @@
     const indexing = status.indexing || {};
     if (indexing.error) return { text: indexing.error, state: "error" };
     if (indexing.running) {
+      if (indexing.phase === "embed") {
+        // The engine's own words: how far, in what order, how long the rest takes.
+        return { text: indexing.text || `embedding ${indexing.done}/${indexing.total}`, state: "busy",
+                 title: status.vectors_text || "" };
+      }
       const count = indexing.total ? ` ${indexing.done}/${indexing.total}` : "";
-      const phase = indexing.phase === "embed" ? "embedding" : `indexing (${indexing.phase})`;
-      return { text: `${phase}${count}`, state: "busy" };
+      return { text: `indexing (${indexing.phase})${count}`, state: "busy" };
     }
     if (status.vectors.status === "unavailable") {
       return { text: "vectors unavailable", state: "warn", title: status.vectors.message };
     }
     if (status.vectors.status === "degraded") {
-      return { text: `embedding ${status.embedded_chunks}/${status.chunks}`, state: "busy" };
+      const text = status.vectors_text || `embedding ${status.embedded_chunks}/${status.chunks}`;
+      return { text, state: "busy" };
     }
     return { text: `${status.notes} notes`, state: "ok" };
   }
