@@ -71,6 +71,7 @@ __all__ = [
     "colliding_titles",
     "context_text",
     "context_to_json",
+    "count_text",
     "cut_reason",
     "duration_text",
     "footnote_number",
@@ -230,6 +231,14 @@ def split_hits(results: SearchResults) -> tuple[tuple[Hit, ...], tuple[Hit, ...]
     """The hits with confident evidence, and the few nearest notes shown under a divider after them."""
     cut = results.confident
     return results.hits[:cut], results.hits[cut : cut + NEAREST_SHOWN]
+
+
+def count_text(results: SearchResults) -> str:
+    """How many results a list shows: "3 results", or "1 result · 3 nearest" where the
+    confident hits end and the nearest notes under the divider follow."""
+    confident, nearest = split_hits(results)
+    text = f"{len(confident)} result{'s' if len(confident) != 1 else ''}"
+    return f"{text} · {len(nearest)} nearest" if nearest else text
 
 
 def reading_to_json(reading: QueryReading) -> dict[str, Any]:

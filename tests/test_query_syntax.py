@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from engine.api import Engine
 from engine.embedder import HashEmbedder
-from engine.present import results_to_json, split_hits
+from engine.present import count_text, results_to_json, split_hits
 from engine.query.parse import parse_query
 
 NOTES = {
@@ -154,8 +154,11 @@ def test_a_one_note_word_gives_one_confident_hit_and_a_few_nearest(engine: Engin
     assert results.hits[0].path == "Inbox/Quokka.md"
     assert results.confident == 1
     confident, nearest = split_hits(results)
-    assert len(confident) == 1 and len(nearest) <= 3
+    assert len(confident) == 1 and 1 <= len(nearest) <= 3
     assert results_to_json(results)["confident"] == 1
+    # Every front end counts what it shows: the confident hit, then the nearest notes.
+    assert count_text(results) == f"1 result · {len(nearest)} nearest"
+    assert count_text(engine.search("tag:project/atlas", as_you_type=False)) == "1 result"  # a listing has no divider
 
 
 def test_badges_show_words_as_typed_and_labels_are_honest(engine: Engine) -> None:

@@ -15,7 +15,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, Input, Markdown, Static
 from textual.worker import get_current_worker
 
-from engine.present import CHANNEL_LABELS, QUERY_SYNTAX_HELP, query_without
+from engine.present import CHANNEL_LABELS, QUERY_SYNTAX_HELP, count_text, query_without
 from engine.records import CHANNEL_NAMES, ChannelName, Hit, IndexStatus, SearchResults, WhyReport
 from ui.dialogs.prompt import PromptDialog
 from ui.errors import ReportsWorkerErrors
@@ -168,7 +168,7 @@ class SearchScreen(ReportsWorkerErrors, Screen[SearchOutcome]):
         if results is None:
             status_line.update(Content.styled(f"Type to search{filter_note}", "$text-muted"))
         else:
-            count = f"{len(results.hits)} result{'s' if len(results.hits) != 1 else ''}{filter_note} · "
+            count = f"{count_text(results)}{filter_note} · "
             status_line.update(Content.assemble(count, channel_summary(results, self.show_timings)))
         self._show_chips(results)
         self._show_vectors(results, status)

@@ -17,6 +17,7 @@ from engine.present import (
     asked_kind_text,
     badges,
     colliding_titles,
+    count_text,
     printable_path,
     relation_text,
     split_hits,
@@ -170,10 +171,8 @@ def results_fragment(results: SearchResults | None) -> str:
     if results is None:
         return '<p class="empty">Type to search the vault.</p>'
     parts = [_channel_notices(results), _chips(results), _explain_summary(results)]
-    count = len(results.hits)
     parts.append(
-        f'<p class="results-meta" data-query="{e(results.query)}">'
-        f"{count} result{'s' if count != 1 else ''} · {results.total_ms:.0f} ms</p>"
+        f'<p class="results-meta" data-query="{e(results.query)}">{e(count_text(results))} · {results.total_ms:.0f} ms</p>'
     )
     if not results.hits:
         parts.append('<p class="empty">No results.</p>')
