@@ -104,11 +104,11 @@ def test_a_query_no_word_of_which_is_indexed_falls_back_to_a_flat_scan(tmp_path:
         assert all(hit.label == "flat_scan" and hit.flat_scan and not hit.channels for hit in results.hits)
         assert "Meetings/2026/2026-01-12 Atlas Kickoff.md" in {hit.path for hit in results.hits}
         assert results.hits[0].flat_scan  # e.g. "kickof ~ kickoff"
+        assert results.confident == 0  # no channel's evidence: all of them sit under the divider
         # Eval re-fuses the same list; a channel searched alone has no flat scan.
         assert [path for path, _ in refuse(results.trace, engine.config.fusion)] == [h.path for h in results.hits]
     finally:
         engine.close()
-
 
 
 def test_the_flat_scan_fills_up_to_the_limit_after_what_the_channels_found(lexical: Engine) -> None:
@@ -116,6 +116,7 @@ def test_the_flat_scan_fills_up_to_the_limit_after_what_the_channels_found(lexic
     labels = [hit.label for hit in results.hits]
     found = [label for label in labels if label != "flat_scan"]
     assert found and labels[: len(found)] == found  # the channels' notes first
+    assert results.confident <= len(found)  # any filling is past the cut
     nothing = lexical.search("zzqxv wqpzz", limit=10, as_you_type=False)
     assert nothing.hits == ()
 

@@ -716,11 +716,16 @@ def _reading(plan: QueryPlan) -> QueryReading:
     )
 
 
+# Labels that are no confident evidence: a nearest vector alone, or the flat scan's title
+# and fuzzy-term matches (which fill the list up to its limit when the channels found fewer).
+_NOT_CONFIDENT = frozenset({"weak_semantic", "flat_scan"})
+
+
 def _confident(hits: Sequence[Hit]) -> int:
-    """Where confident evidence ends: after the last hit whose label is not `weak_semantic`."""
+    """Where confident evidence ends: after the last hit whose label is confident evidence."""
     last = 0
     for index, hit in enumerate(hits, start=1):
-        if hit.label != "weak_semantic":
+        if hit.label not in _NOT_CONFIDENT:
             last = index
     return last
 
