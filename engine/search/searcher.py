@@ -233,7 +233,7 @@ class Searcher:
             kind_hops=trace.hops,
             trace=trace,
             reading=reading,
-            confident=_confident(hits),
+            confident=_confident(hits, scanned),
         )
 
     # -- filters ---------------------------------------------------------------------
@@ -721,10 +721,14 @@ def _reading(plan: QueryPlan) -> QueryReading:
 _NOT_CONFIDENT = frozenset({"weak_semantic", "flat_scan"})
 
 
-def _confident(hits: Sequence[Hit]) -> int:
-    """Where confident evidence ends: after the last hit whose label is confident evidence."""
+def _confident(hits: Sequence[Hit], scanned: Collection[str] = ()) -> int:
+    """Where confident evidence ends: after the last hit whose label is confident evidence,
+    never among the notes the flat scan added (they follow what fusion ranked, whatever
+    evidence a channel's deeper list holds for them)."""
     last = 0
     for index, hit in enumerate(hits, start=1):
+        if hit.path in scanned:
+            break
         if hit.label not in _NOT_CONFIDENT:
             last = index
     return last
