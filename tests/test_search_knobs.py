@@ -13,11 +13,13 @@ from engine.api import Engine
 from engine.config import EngineConfig
 from engine.errors import ConfigError
 from engine.records import CHUNK_SEEDED
+from engine.search import channel_depth
 from engine.search.evidence import create_safety, normalized_name
 from engine.search.fusion import refuse
 from engine.tools.cli import main
 
 QUERY = "who attended the Atlas kickoff"
+DATA = Path(__file__).parent / "data"
 
 
 @pytest.fixture(scope="module")
@@ -158,3 +160,24 @@ def test_sample_vault_search_is_unchanged_by_default(lexical: Engine, tmp_path: 
     told = lexical.search(QUERY, limit=10, as_you_type=False, graph_weight=1.0, max_hops=2, graph_seeding="query")
     assert [h.path for h in told.hits] == [h.path for h in plain.hits]
     assert [h.score for h in told.hits] == [h.score for h in plain.hits]
+
+
+def test_the_top_results_do_not_depend_on_how_many_were_asked_for(lexical: Engine) -> None:
+    # Channels are asked for fusion's depths, not for the limit: a user's top ten is the
+    # same whether a front end asks for 10 results, 20 or eval's 100.
+    queries = [line.split("\t")[1] for line in (DATA / "sample_queries.tsv").read_text("utf-8").splitlines()[1:] if "\t" in line]
+    queries += [QUERY, "who invested in Atlas", "Priya Kumar projects", "offline sync conflicts"]
+    for text in queries:
+        top = [hit.path for hit in lexical.search(text, limit=10, as_you_type=False).hits]
+        for limit in (20, 100):
+            assert [hit.path for hit in lexical.search(text, limit=limit, as_you_type=False).hits][:10] == top, (text, limit)
+
+
+def test_channels_are_asked_for_fusions_depths_whatever_the_limit() -> None:
+    # The vector channel's approximate search widens with what it is asked for (efSearch):
+    # asking for the limit made brainbench's top ten differ between limit 20 and 100.
+    fusion = EngineConfig().fusion
+    channels = ("fulltext", "vectors", "graph")
+    assert {channel_depth(limit, fusion, channels) for limit in (1, 10, 20, 100, 500)} == {max(fusion.depths.values())}
+    assert channel_depth(100, fusion, ("vectors",)) == 100  # a channel alone is its own ranking
+    assert channel_depth(10, fusion, ("vectors",)) == fusion.depths["vectors"]

@@ -682,12 +682,18 @@ def _stems_of(word: str, stem: Callable[[str], list[str]] | None) -> frozenset[s
 
 
 def channel_depth(limit: int, fusion: FusionConfig, channels: Collection[ChannelName]) -> int:
-    """How many hits each channel is asked for: enough for fusion's depths and for `limit`.
+    """How many hits each channel is asked for: fusion's depths, whatever `limit` is, so a
+    user's top results never change with how many were asked for (a longer list than the
+    channels' fused notes is filled by the flat scan). A channel searched alone is its own
+    ranking and is asked for `limit` too.
 
     The vector channel's approximate search widens with this number, so eval's
     single-channel searches ask for the same depth to see the same lists.
     """
-    return max([limit, *(fusion.depths.get(c, limit) for c in channels)])
+    depths = [fusion.depths.get(c, limit) for c in channels]
+    if len(channels) == 1:
+        return max([limit, *depths])
+    return max(depths, default=limit)
 
 
 def _reading(plan: QueryPlan) -> QueryReading:
