@@ -145,7 +145,33 @@ def test_the_palette_finds_notes_and_lists_each_command_once(make_obsidian_app: 
             assert "Priya Kumar" in str(options.get_option_at_index(0).prompt)
             await pilot.press("enter")
             await settle(pilot)
-            assert app.screen.query_one(NoteView).path == "People/Priya Kumar.md"
+            view = app.screen.query_one(NoteView)
+            assert view.path == "People/Priya Kumar.md"
+            # The note is read, not the tree: the tree is back to its width.
+            await pilot.pause()
+            assert view.has_focus and app.screen.query_one(VaultTree).outer_size.width == 28
+
+    run(body())
+
+
+def test_a_search_result_opens_into_the_note_and_the_tree_gives_its_room_back(
+    make_obsidian_app: Callable[..., CairnApp],
+) -> None:
+    async def body() -> None:
+        app = make_obsidian_app()
+        async with app.run_test(size=WIDE) as pilot:
+            await settle(pilot)
+            tree = app.screen.query_one(VaultTree)
+            assert tree.has_focus_within and tree.outer_size.width > 28
+            await pilot.press("slash")
+            app.screen.query_one("#search-input", Input).value = "Priya Kumar"
+            await settle(pilot)
+            await pilot.press("enter")
+            await settle(pilot)
+            await pilot.pause()
+            view = app.screen.query_one(NoteView)
+            assert view.path == "People/Priya Kumar.md"
+            assert view.has_focus and tree.outer_size.width == 28
 
     run(body())
 
