@@ -93,6 +93,7 @@ def test_embeds_show_their_sections_and_say_what_they_cut(make_obsidian_app: Cal
             assert "Learn how to link notes, headings and blocks." in [p._content.plain for p in block.query(NoteParagraph)]
             shown = [p._content.plain for p in view.query(NoteParagraph)]
             assert "[image: Diagram.png · 100 px]" in shown and "[image: Diagram.png · 100×60 px]" in shown
+            assert "[image: Diagram.png · 80 px]" in shown and "[image: Engelbart.jpg · 250 px]" in shown
             assert "Handbook.pdf" in shown
 
     run(body())

@@ -62,6 +62,9 @@ def test_embeds_show_sections_images_and_files(client: TestClient) -> None:
     assert '<img class="embed" src="/file/Attachments/Diagram.png" alt="Diagram.png" width="100">' in html
     assert '<img class="embed" src="/file/Attachments/Diagram.png" alt="Diagram.png" width="100" height="60">' in html
     assert '<a class="wikilink" href="/file/Attachments/Handbook.pdf">Handbook.pdf</a>' in html
+    # A Markdown image's size is its size, not its caption; an outside image is a link named by its file.
+    assert '<img src="/file/Attachments/Diagram.png" alt="Diagram" width="80">' in html
+    assert 'href="https://example.com/images/Engelbart.jpg" rel="noopener noreferrer">🖼 Engelbart.jpg · 250 px</a>' in html
     assert "not shown again: it embeds itself" in html and "no such note" in html
     assert "no “No such heading” in it" in html
     # What an embed shows carries no line anchors of this page (they are another file's lines).
