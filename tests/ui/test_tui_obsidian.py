@@ -7,6 +7,9 @@ from pathlib import Path
 
 from pilot_support import link_targets, run, settle
 from textual.command import CommandPalette
+from textual.geometry import Region
+from textual.widgets._markdown import MarkdownBullet, MarkdownTable
+from textual.widgets.markdown import MarkdownBlock, MarkdownFence
 from textual.widgets import Button, Input, Label, Markdown, OptionList, Static
 
 from engine.api import Engine
@@ -52,6 +55,63 @@ def test_heading_and_block_links_open_at_their_target(make_obsidian_app: Callabl
                 marked = view.query(".-passage").first()
                 start, end = marked.source_range  # type: ignore[attr-defined]
                 assert start <= line - 1 < end
+
+    run(body())
+
+
+def test_the_passage_mark_leaves_every_letter_of_its_lines_visible(make_obsidian_app: Callable[..., CairnApp]) -> None:
+    async def body() -> None:
+        app = make_obsidian_app()
+        async with app.run_test(size=WIDE) as pilot:
+            await settle(pilot)
+            main = app.screen
+            assert isinstance(main, MainScreen)
+            main.open_note("Linking.md", block="b15695")
+            await settle(pilot)
+            marked = main.query_one(NoteView).query(".-passage").first()
+            strips = marked.render_lines(Region(0, 0, marked.outer_size.width, marked.outer_size.height))
+            lines = [strip.text for strip in strips]
+            # The mark is a bar beside the text: no line loses its first letter to it ("█oë spent…").
+            assert [line[:10] for line in lines] == ["█Learn how", "█headings "], lines
+
+    run(body())
+
+
+def test_formatting_reads_as_obsidian_shows_it(make_obsidian_app: Callable[..., CairnApp]) -> None:
+    async def body() -> None:
+        app = make_obsidian_app()
+        async with app.run_test(size=WIDE) as pilot:
+            view = await _open(pilot, "Formatting.md")
+            shown = [block._content.plain for block in view.query(MarkdownBlock) if hasattr(block, "_content")]
+            text = "\n".join(shown)
+            assert "Ingrid Holm\nNotes: Marcus\nSingle line breaks" in text, "single line breaks stay breaks"
+            assert "a highlighted phrase and a #formatting/inline tag." in text and "==" not in text
+            assert "A comment is hidden in the middle of a line." in text
+            assert "nobody sees this" not in text and "block comment" not in text and "%%" not in text
+            assert "Inline code like [[Three laws of motion]] and #not-a-tag stays code." in text
+            fence = view.query_one(MarkdownFence)
+            assert "[[Three laws of motion]], ![[Diagram.png]] and #tags" in fence.code
+            hrefs = link_targets(view)
+            assert hrefs == ["tag:formatting/inline", "#fn-1", "#fn-2"], "no link, tag or embed out of code"
+            boxes = [bullet.symbol for bullet in view.query(MarkdownBullet)]
+            assert boxes[:3] == ["☐ ", "☑ ", "☑ "]
+            done = [row.query_one(NoteParagraph) for row in view.query("NoteBulletList > Horizontal.-done")]
+            assert [p._content.plain for p in done] == ["Tag the build", "Half done (a custom status)"]
+            assert all(p.styles.text_style.strike for p in done), "a done task is struck through, as in Obsidian"
+            assert "Obsidian supports footnotes[1] and inline ones.[2]" in text
+            assert "The footnote's text, listed at the end." in text and "Written where they are used." in text
+            assert "Inline math e^{i\\pi} + 1 = 0 shows its source, and money like $5 and $10 stays text." in text
+            table = view.query_one(MarkdownTable)
+            rows = [[cell.plain for cell in row] for row in table._rows]
+            assert rows == [
+                ["[[Linking|alias]] in code", "stays code"],
+                ["an aliased link", "a link to Linking"],
+                ["a | b", "a pipe in a cell"],
+            ]
+            linking = await _open(pilot, "Linking.md")
+            read = [block._content.plain for block in linking.query(MarkdownBlock) if hasattr(block, "_content")]
+            assert "Learn how to link notes, headings and blocks." in read, "a block id is hidden"
+            assert "a list item with its own id" in read and not any("^list-item" in p or "^whole-list" in p for p in read)
 
     run(body())
 
