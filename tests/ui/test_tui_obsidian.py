@@ -8,9 +8,9 @@ from pathlib import Path
 from pilot_support import link_targets, run, settle
 from textual.command import CommandPalette
 from textual.geometry import Region
+from textual.widgets import Button, Input, Label, Markdown, OptionList, Static
 from textual.widgets._markdown import MarkdownBullet, MarkdownTable
 from textual.widgets.markdown import MarkdownBlock, MarkdownFence
-from textual.widgets import Button, Input, Label, Markdown, OptionList, Static
 
 from engine.api import Engine
 from ui.app import CairnApp
