@@ -131,3 +131,12 @@ def test_a_new_note_is_created_through_the_engine(engine: Engine, client: TestCl
     other = TestClient(client.app, base_url=BASE_URL, headers={"Authorization": f"Bearer {TOKEN}", "Origin": "http://evil.test"})
     assert other.post("/api/notes", json={"title": "Evil"}).status_code == 403
     assert not (engine.vault / "Evil.md").exists()
+
+
+def test_the_notes_page_lists_every_note_before_the_first_index(tmp_path: Path) -> None:
+    vault = copy_vault(FIXTURE, tmp_path / "vault")
+    with Engine.open(vault, index_dir=tmp_path / "index", embedder=HashEmbedder()) as fresh:
+        assert fresh.notes() == [], "nothing is indexed yet"
+        html = _page(client_for(fresh), "/notes")
+    assert 'data-search="people/priya kumar.md priya kumar"' in html
+    assert html.count('<li class="note"') == sum(1 for _ in vault.rglob("*.md"))
