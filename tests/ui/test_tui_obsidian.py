@@ -252,6 +252,14 @@ def test_enter_after_l_opens_the_first_link_by_its_title(make_obsidian_app: Call
             await pilot.press("enter")
             await settle(pilot)
             assert app.screen.query_one(NoteView).path == "Projects/Form Builder.md"
+            backlinks = panel.query_one("#backlinks-list", OptionList)
+            assert panel.entries("backlinks")[0][0] == "People/Priya Kumar.md"
+            await pilot.press("b")
+            await pilot.pause()
+            assert app.focused is backlinks and backlinks.highlighted == 0
+            await pilot.press("enter")
+            await settle(pilot)
+            assert app.screen.query_one(NoteView).path == "People/Priya Kumar.md", "b then enter opens the first backlink"
 
     run(body())
 
@@ -263,6 +271,15 @@ def test_a_note_that_shares_its_title_shows_its_path(make_obsidian_app: Callable
             view = await _open(pilot, "Projects/Form Builder (copy).md")
             meta = str(view.query_one("#note-meta", Static).content)
             assert "Projects/Form Builder (copy).md (same title as Projects/Form Builder.md)" in meta
+            await pilot.press("slash")
+            app.screen.query_one("#search-input", Input).value = "form builder"
+            await settle(pilot)
+            results = app.screen.query_one("#results", OptionList)
+            prompts = [str(results.get_option_at_index(i).prompt) for i in range(results.option_count)]
+            builders = [p for p in prompts if "Form Builder" in p.split("\n", 1)[0]]
+            assert len(builders) == 2, prompts
+            assert any("Projects/Form Builder (copy).md" in p for p in builders), "results show the path where titles collide"
+            assert any("Projects/Form Builder.md" in p for p in builders)
 
     run(body())
 

@@ -140,3 +140,9 @@ def test_the_notes_page_lists_every_note_before_the_first_index(tmp_path: Path) 
         html = _page(client_for(fresh), "/notes")
     assert 'data-search="people/priya kumar.md priya kumar"' in html
     assert html.count('<li class="note"') == sum(1 for _ in vault.rglob("*.md"))
+
+
+def test_results_name_each_note_by_its_path_too(client: TestClient) -> None:
+    html = _page(client, "/?q=form+builder")
+    assert '<span class="hit-path">Projects/Form Builder.md</span>' in html
+    assert '<span class="hit-path">Projects/Form Builder (copy).md</span>' in html
