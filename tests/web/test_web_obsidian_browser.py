@@ -201,7 +201,7 @@ def test_capture_the_callout_embed_and_table(browser: Any, live: Served, name: s
         # The note's column, as tall as a screen: what the capture is about, small enough to keep.
         box = tab.locator("article.note").bounding_box()
         assert box is not None
-        clip = {"x": box["x"], "y": 0, "width": min(box["width"], width - box["x"]), "height": 760}
+        clip = {"x": 0, "y": 0, "width": min(box["x"] + box["width"] + 16, width), "height": 760}
         tab.screenshot(path=str(target), clip=clip)
         assert target.stat().st_size > 10_000
         CAPTURES.mkdir(exist_ok=True)
