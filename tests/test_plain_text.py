@@ -42,6 +42,22 @@ def test_fences_comments_and_line_count() -> None:
     assert shown.split("\n") == ["before", "", "x = [[code]]  # kept", "", "after ", " shown", "last"]
 
 
+def test_a_fence_inside_a_callout_is_code_without_its_marks_or_quote_marks() -> None:
+    # Callouts.md of the Obsidian help vault shows CSS this way inside a folded tip.
+    text = "> [!tip]- Further customization\n> For example:\n>\n> ```css\n> .callout { display: none; }\n> ```\n>\n> Or its border."
+    assert plain_text(text).split("\n") == ["Further customization", "For example:", "", "", ".callout { display: none; }", "", "", "Or its border."]
+    # The quote's end ends its fence: what follows is text again.
+    assert plain_text("> ```\n> code\nAfter **it**.").split("\n") == ["", "code", "After it."]
+
+
+def test_a_longer_fence_holds_a_shorter_one_as_code() -> None:
+    # Search.md of the help vault shows a ```query block inside a ```` fence.
+    text = "Add a block:\n````\n```query\nembed OR search\n```\n````\nThen [[Search|search]]."
+    assert plain_text(text).split("\n") == ["Add a block:", "", "```query", "embed OR search", "```", "", "Then search."]
+    # A fence's own lines that look like quotes stay as written.
+    assert plain_text("```md\n> [!note]\n```\n**b**").split("\n") == ["", "> [!note]", "", "b"]
+
+
 def test_snippet_highlights_fall_on_the_words_of_the_rendered_text() -> None:
     text = "> [!tip]- Working with Priya\n> Send her **Settings** changes before ==noon==.\n"
     chunk = StoredChunk(1, "Priya.md", Chunk(0, text, ("Priya Kumar",), 0, len(text), 7, 8), "")

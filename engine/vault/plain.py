@@ -32,21 +32,28 @@ _SIZE = re.compile(r"\d{1,5}(?:x\d{1,5})?$")
 def plain_text(text: str) -> str:
     """`text` (LF Markdown, any part of a note) as rendered text, one output line per input line."""
     out: list[str] = []
-    fence = ""
+    fence = ""  # the opening run (```` closes only on four or more backticks)
+    quoted = False  # the fence opened inside a quote or callout: its lines carry `> `
     in_comment = False
     lines = text.split("\n")
     lines[0] = _cut_link_tail(lines[0])
     for line in lines:
+        quote = _QUOTE.match(line)
+        inner = line[quote.end():] if quote else line
+        if fence and quoted and quote is None:
+            fence = ""  # the quote ended, and the fence inside it with it
         if fence:
-            if line.lstrip().startswith(fence):
+            code = inner if quoted else line
+            closing = _FENCE.match(code)
+            if closing and closing.group(1)[0] == fence[0] and len(closing.group(1)) >= len(fence) and not code[closing.end():].strip():
                 fence = ""
                 out.append("")
             else:
-                out.append(line)  # code is shown as it is written
+                out.append(code)  # code is shown as it is written
             continue
-        opened = _FENCE.match(line)
+        opened = _FENCE.match(inner)
         if opened and not in_comment:
-            fence = opened.group(1)[0] * 3
+            fence, quoted = opened.group(1), quote is not None
             out.append("")
             continue
         line, in_comment = _uncommented(line, in_comment)
