@@ -278,7 +278,9 @@ def test_the_dictionary_reads_a_long_cjk_query_fast() -> None:
 # -- Obsidian's constructs: rendered text, comments, callouts, highlights, tags, block ids --
 
 
-@pytest.mark.parametrize("unit", ["*", "=", "a==", "%%", "|", "`", " ^a", "> [!tip]\n", "[[a|100]] ", "- [ ] x\n"])
+@pytest.mark.parametrize(
+    "unit", ["*", "=", "a==", "%%", "|", "`", " ^a", "> [!tip]\n", "[[a|100]] ", "- [ ] x\n", "> ", "```\n", "> ````\n> ```\n", "~"]
+)
 def test_rendered_text_of_hostile_runs_comes_fast(unit: str) -> None:
     # Snippets and backlink contexts read every line once; a pairing regex (`\*\*(.+?)\*\*`)
     # would rescan the rest of a line from every marker.

@@ -127,10 +127,15 @@ def test_nothing_inside_code_is_a_link_a_tag_or_an_embed() -> None:
 def test_embeds_of_images_files_and_dangling_notes() -> None:
     tokens = _tokens(_read("Embeds.md"), RenderContext("Embeds.md", LINKS))
     images = [c for c in _children(tokens) if c.type == "image"]
-    assert [(i.meta["link"].path, i.meta["width"], i.meta["height"]) for i in images] == [
-        ("Attachments/Diagram.png", 100, None),
-        ("Attachments/Diagram.png", 100, 60),
+    assert [(i.meta["link"].path, i.meta["width"], i.meta["height"], i.content) for i in images[:2]] == [
+        ("Attachments/Diagram.png", 100, None, "Diagram.png"),
+        ("Attachments/Diagram.png", 100, 60, "Diagram.png"),
     ]
+    # A Markdown image's size is no words either: `![Diagram|80](…)` is "Diagram", `![250](…/Engelbart.jpg)` its file.
+    markdown, outside = images[2:]
+    assert (markdown.meta["width"], markdown.content, [c.content for c in markdown.children or ()]) == (80, "Diagram", ["Diagram"])
+    assert (outside.meta["width"], outside.content, [c.content for c in outside.children or ()]) == (250, "Engelbart.jpg", ["Engelbart.jpg"])
+    assert "link" not in outside.meta, "an outside image is no vault file"
     pdf = next(ref for ref in _refs(tokens) if ref.target == "Handbook.pdf")
     assert pdf.embed and pdf.path == "Attachments/Handbook.pdf" and not pdf.is_note
     # Without a way to fetch sections, note embeds stay links (`Note > Heading`).

@@ -42,6 +42,34 @@ def test_fences_comments_and_line_count() -> None:
     assert shown.split("\n") == ["before", "", "x = [[code]]  # kept", "", "after ", " shown", "last"]
 
 
+def test_a_fence_inside_a_callout_is_code_without_its_marks_or_quote_marks() -> None:
+    # Callouts.md of the Obsidian help vault shows CSS this way inside a folded tip.
+    text = "> [!tip]- Further customization\n> For example:\n>\n> ```css\n> .callout { display: none; }\n> ```\n>\n> Or its border."
+    assert plain_text(text).split("\n") == ["Further customization", "For example:", "", "", ".callout { display: none; }", "", "", "Or its border."]
+    # The quote's end ends its fence: what follows is text again.
+    assert plain_text("> ```\n> code\nAfter **it**.").split("\n") == ["", "code", "After it."]
+
+
+def test_a_longer_fence_holds_a_shorter_one_as_code() -> None:
+    # Search.md of the help vault shows a ```query block inside a ```` fence.
+    text = "Add a block:\n````\n```query\nembed OR search\n```\n````\nThen [[Search|search]]."
+    assert plain_text(text).split("\n") == ["Add a block:", "", "```query", "embed OR search", "```", "", "Then search."]
+    # A fence's own lines that look like quotes stay as written.
+    assert plain_text("```md\n> [!note]\n```\n**b**").split("\n") == ["", "> [!note]", "", "b"]
+
+
+def test_a_snippet_of_a_chunk_that_starts_inside_a_code_block_reads_its_close_as_a_close() -> None:
+    # The help vault's "Quotes" section: a chunk cut inside a fence, then a folded tip.
+    body = "Quote it:\n\n```md\n> Human beings face problems.\n\\- Doug Engelbart, 1961\n```\n\n> [!tip]- Tip\n> Turn it into a [[Callouts|callout]] with **care**.\n"
+    cut = body.index("\\- Doug")
+    first = StoredChunk(1, "Basic.md", Chunk(0, body[:cut + 8], ("Quotes",), 0, cut + 8, 1, 5), "")
+    second = StoredChunk(2, "Basic.md", Chunk(1, body[cut:], ("Quotes",), cut, len(body), 5, 9), "")
+    snippet = build_snippet([first, second], matches=lambda word: word.lower().startswith("callout"), hint_terms=["callout"])
+    assert "Turn it into a callout with care." in snippet.text
+    assert "[!tip]" not in snippet.text and "[[" not in snippet.text and "**" not in snippet.text
+    assert [snippet.text[a:b] for a, b in snippet.highlights] == ["callout"]
+
+
 def test_snippet_highlights_fall_on_the_words_of_the_rendered_text() -> None:
     text = "> [!tip]- Working with Priya\n> Send her **Settings** changes before ==noon==.\n"
     chunk = StoredChunk(1, "Priya.md", Chunk(0, text, ("Priya Kumar",), 0, len(text), 7, 8), "")

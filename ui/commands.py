@@ -27,6 +27,7 @@ class NoteCommands(Provider):
         main = self._main()
         if main is not None:
             main.open_note(path)
+            main.read_note()
 
     async def search(self, query: str) -> Hits:
         """Notes whose title (or, failing that, path) matches `query`, best first."""

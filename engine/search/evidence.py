@@ -8,12 +8,13 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
+from itertools import pairwise
 
 from engine.catalog import Catalog, StoredChunk
 from engine.config import FusionConfig
 from engine.entities import normalize
 from engine.records import ChannelEvidence, ChannelName, CreateSafety, EvidenceLabel, Snippet
-from engine.vault.plain import plain_text
+from engine.vault.plain import NO_FENCE, Fence, fence_after, plain_text
 
 SNIPPET_CHARS = 280
 _MAX_CHUNKS_SCANNED = 200
@@ -104,7 +105,24 @@ def build_snippet(
     if not chunks:
         return Snippet(text="", heading="", line=1)
     patterns = _phrase_patterns(phrases)
-    return _window(best_chunk(chunks, hint_terms, preferred_chunk_id, phrases), matches, patterns)
+    chosen = best_chunk(chunks, hint_terms, preferred_chunk_id, phrases)
+    return _window(chosen, matches, patterns, _fence_before(chunks, chosen))
+
+
+def _fence_before(chunks: Sequence[StoredChunk], chosen: StoredChunk) -> Fence:
+    """The code fence `chosen` starts inside, read from the note's chunks before it.
+
+    Chunks are cut by words, so one may start in the middle of a code block: read alone,
+    its closing fence would open one and show the text after it as code.
+    """
+    fence = NO_FENCE
+    for stored, following in pairwise(chunks):
+        if stored is chosen:
+            break
+        # Chunks overlap: read each only up to where the next begins.
+        upto = following.chunk.char_start - stored.chunk.char_start
+        fence = fence_after(stored.chunk.text[: max(0, upto)], fence)
+    return fence
 
 
 def _phrase_patterns(phrases: Sequence[str]) -> list[re.Pattern[str]]:
@@ -206,13 +224,14 @@ class NoteChunks:
         return {path: found[path] for path in paths if found.get(path)}
 
 
-def readable(text: str) -> str:
+def readable(text: str, fence: Fence = NO_FENCE) -> str:
     """Markdown source as a reader sees it (engine/vault/plain.py): links by their shown text,
     no heading, quote, list or emphasis marks, no fences, comments or block ids.
 
-    Newlines are kept, so line arithmetic on the result still matches the file.
+    Newlines are kept, so line arithmetic on the result still matches the file; `fence`
+    is the code block the text starts inside, if any.
     """
-    return plain_text(text)
+    return plain_text(text, fence)
 
 
 # Typing repeats the same notes keystroke after keystroke: their chunks' lowercased text
@@ -224,14 +243,16 @@ def _lowered(text: str) -> str:
 
 
 @lru_cache(maxsize=1024)
-def _words(text: str) -> tuple[str, tuple[tuple[int, int, str], ...]]:
+def _words(text: str, fence: Fence = NO_FENCE) -> tuple[str, tuple[tuple[int, int, str], ...]]:
     """A chunk as a reader sees it, and its words with their spans in that text."""
-    shown = readable(text)
+    shown = readable(text, fence)
     return shown, tuple((m.start(), m.end(), m.group(0)) for m in _WORD.finditer(shown))
 
 
-def _window(stored: StoredChunk, matches: Callable[[str], bool], phrases: Sequence[re.Pattern[str]] = ()) -> Snippet:
-    text, words = _words(stored.chunk.text)
+def _window(
+    stored: StoredChunk, matches: Callable[[str], bool], phrases: Sequence[re.Pattern[str]] = (), fence: Fence = NO_FENCE
+) -> Snippet:
+    text, words = _words(stored.chunk.text, fence)
     spans: list[tuple[int, int]] = []
     start, end = 0, len(text)
     found = [m for m in (pattern.search(text) for pattern in phrases) if m is not None]

@@ -472,7 +472,12 @@ def _markdown_link(token: Token, context: RenderContext, attr: str) -> None:
         size = _SIZE.match(size_text if bar else alt)
         if size:
             token.meta = {**token.meta, "width": int(size.group(1)), "height": int(size.group(2)) if size.group(2) else None}
-            token.content = name if bar else ""
+            # A size is no words: the image is named by the rest of its alt, else by its file (as a wikilink's is).
+            alt = name if bar else posixpath.basename(unquote(value.partition("#")[0].partition("?")[0])) or value
+            alt_text = Token("text", "", 0)
+            alt_text.content = alt
+            token.content, token.children = alt, [alt_text]
+            token.attrSet("alt", alt)
     if not value or value.startswith("#") or _SCHEME.match(value) or value.startswith("//"):
         return
     raw, sep, fragment = value.partition("#")

@@ -29,29 +29,59 @@ _CELL_BAR = re.compile(r"(?<!\\)\|")
 _SIZE = re.compile(r"\d{1,5}(?:x\d{1,5})?$")
 
 
-def plain_text(text: str) -> str:
-    """`text` (LF Markdown, any part of a note) as rendered text, one output line per input line."""
+# The fence a line is inside: its opening run (```` closes only on four or more backticks)
+# and whether it opened inside a quote or callout (its lines then carry `> `).
+Fence = tuple[str, bool]
+NO_FENCE: Fence = ("", False)
+
+
+def plain_text(text: str, fence: Fence = NO_FENCE) -> str:
+    """`text` (LF Markdown, any part of a note) as rendered text, one output line per input line.
+
+    `fence` is the fence `text` starts inside, when it is a piece cut from inside a code block.
+    """
     out: list[str] = []
-    fence = ""
     in_comment = False
     lines = text.split("\n")
-    lines[0] = _cut_link_tail(lines[0])
+    if not fence[0]:
+        lines[0] = _cut_link_tail(lines[0])
     for line in lines:
-        if fence:
-            if line.lstrip().startswith(fence):
-                fence = ""
-                out.append("")
-            else:
-                out.append(line)  # code is shown as it is written
-            continue
-        opened = _FENCE.match(line)
-        if opened and not in_comment:
-            fence = opened.group(1)[0] * 3
-            out.append("")
-            continue
+        if fence[0] or not in_comment:
+            fence, code = _fence_step(line, fence)
+            if code is not None:
+                out.append(code)  # code is shown as it is written; a fence's own marks are not
+                continue
         line, in_comment = _uncommented(line, in_comment)
         out.append(plain_line(line))
     return "\n".join(out)
+
+
+def fence_after(text: str, fence: Fence = NO_FENCE) -> Fence:
+    """The fence still open at the end of `text`, which starts inside `fence`."""
+    if not fence[0] and "```" not in text and "~~~" not in text:
+        return NO_FENCE
+    for line in text.split("\n"):
+        fence, _code = _fence_step(line, fence)
+    return fence
+
+
+def _fence_step(line: str, fence: Fence) -> tuple[Fence, str | None]:
+    """The fence after `line`, and what the line shows as code ("" for a fence mark, None if no code)."""
+    run, quoted = fence
+    quote = _QUOTE.match(line)
+    inner = line[quote.end():] if quote else line
+    if run and quoted and quote is None:
+        run = ""  # the quote ended, and the fence inside it with it
+    if run:
+        code = inner if quoted else line
+        closing = _FENCE.match(code)
+        if closing and closing.group(1)[0] == run[0] and len(closing.group(1)) >= len(run) and not code[closing.end():].strip():
+            return NO_FENCE, ""
+        return (run, quoted), code
+    opened = _FENCE.match(inner)
+    if opened:
+        return (opened.group(1), quote is not None), ""
+    return NO_FENCE, None
 
 
 def _cut_link_tail(first: str) -> str:

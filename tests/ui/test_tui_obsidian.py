@@ -7,7 +7,10 @@ from pathlib import Path
 
 from pilot_support import link_targets, run, settle
 from textual.command import CommandPalette
+from textual.geometry import Region
 from textual.widgets import Button, Input, Label, Markdown, OptionList, Static
+from textual.widgets._markdown import MarkdownBullet, MarkdownTable
+from textual.widgets.markdown import MarkdownBlock, MarkdownFence
 
 from engine.api import Engine
 from ui.app import CairnApp
@@ -56,6 +59,63 @@ def test_heading_and_block_links_open_at_their_target(make_obsidian_app: Callabl
     run(body())
 
 
+def test_the_passage_mark_leaves_every_letter_of_its_lines_visible(make_obsidian_app: Callable[..., CairnApp]) -> None:
+    async def body() -> None:
+        app = make_obsidian_app()
+        async with app.run_test(size=WIDE) as pilot:
+            await settle(pilot)
+            main = app.screen
+            assert isinstance(main, MainScreen)
+            main.open_note("Linking.md", block="b15695")
+            await settle(pilot)
+            marked = main.query_one(NoteView).query(".-passage").first()
+            strips = marked.render_lines(Region(0, 0, marked.outer_size.width, marked.outer_size.height))
+            lines = [strip.text for strip in strips]
+            # The mark is a bar beside the text: no line loses its first letter to it ("█oë spent…").
+            assert [line[:10] for line in lines] == ["█Learn how", "█headings "], lines
+
+    run(body())
+
+
+def test_formatting_reads_as_obsidian_shows_it(make_obsidian_app: Callable[..., CairnApp]) -> None:
+    async def body() -> None:
+        app = make_obsidian_app()
+        async with app.run_test(size=WIDE) as pilot:
+            view = await _open(pilot, "Formatting.md")
+            shown = [block._content.plain for block in view.query(MarkdownBlock) if hasattr(block, "_content")]
+            text = "\n".join(shown)
+            assert "Ingrid Holm\nNotes: Marcus\nSingle line breaks" in text, "single line breaks stay breaks"
+            assert "a highlighted phrase and a #formatting/inline tag." in text and "==" not in text
+            assert "A comment is hidden in the middle of a line." in text
+            assert "nobody sees this" not in text and "block comment" not in text and "%%" not in text
+            assert "Inline code like [[Three laws of motion]] and #not-a-tag stays code." in text
+            fence = view.query_one(MarkdownFence)
+            assert "[[Three laws of motion]], ![[Diagram.png]] and #tags" in fence.code
+            hrefs = link_targets(view)
+            assert hrefs == ["tag:formatting/inline", "#fn-1", "#fn-2"], "no link, tag or embed out of code"
+            boxes = [bullet.symbol for bullet in view.query(MarkdownBullet)]
+            assert boxes[:3] == ["☐ ", "☑ ", "☑ "]
+            done = [row.query_one(NoteParagraph) for row in view.query("NoteBulletList > Horizontal.-done")]
+            assert [p._content.plain for p in done] == ["Tag the build", "Half done (a custom status)"]
+            assert all(p.styles.text_style.strike for p in done), "a done task is struck through, as in Obsidian"
+            assert "Obsidian supports footnotes[1] and inline ones.[2]" in text
+            assert "The footnote's text, listed at the end." in text and "Written where they are used." in text
+            assert "Inline math e^{i\\pi} + 1 = 0 shows its source, and money like $5 and $10 stays text." in text
+            table = view.query_one(MarkdownTable)
+            rows = [[cell.plain for cell in row] for row in table._rows]
+            assert rows == [
+                ["[[Linking|alias]] in code", "stays code"],
+                ["an aliased link", "a link to Linking"],
+                ["a | b", "a pipe in a cell"],
+            ]
+            linking = await _open(pilot, "Linking.md")
+            read = [block._content.plain for block in linking.query(MarkdownBlock) if hasattr(block, "_content")]
+            assert "Learn how to link notes, headings and blocks." in read, "a block id is hidden"
+            assert "a list item with its own id" in read and not any("^list-item" in p or "^whole-list" in p for p in read)
+
+    run(body())
+
+
 def test_callouts_show_type_title_and_fold_on_a_click(make_obsidian_app: Callable[..., CairnApp]) -> None:
     async def body() -> None:
         app = make_obsidian_app()
@@ -93,6 +153,7 @@ def test_embeds_show_their_sections_and_say_what_they_cut(make_obsidian_app: Cal
             assert "Learn how to link notes, headings and blocks." in [p._content.plain for p in block.query(NoteParagraph)]
             shown = [p._content.plain for p in view.query(NoteParagraph)]
             assert "[image: Diagram.png · 100 px]" in shown and "[image: Diagram.png · 100×60 px]" in shown
+            assert "[image: Diagram.png · 80 px]" in shown and "[image: Engelbart.jpg · 250 px]" in shown
             assert "Handbook.pdf" in shown
 
     run(body())
@@ -145,7 +206,33 @@ def test_the_palette_finds_notes_and_lists_each_command_once(make_obsidian_app: 
             assert "Priya Kumar" in str(options.get_option_at_index(0).prompt)
             await pilot.press("enter")
             await settle(pilot)
-            assert app.screen.query_one(NoteView).path == "People/Priya Kumar.md"
+            view = app.screen.query_one(NoteView)
+            assert view.path == "People/Priya Kumar.md"
+            # The note is read, not the tree: the tree is back to its width.
+            await pilot.pause()
+            assert view.has_focus and app.screen.query_one(VaultTree).outer_size.width == 28
+
+    run(body())
+
+
+def test_a_search_result_opens_into_the_note_and_the_tree_gives_its_room_back(
+    make_obsidian_app: Callable[..., CairnApp],
+) -> None:
+    async def body() -> None:
+        app = make_obsidian_app()
+        async with app.run_test(size=WIDE) as pilot:
+            await settle(pilot)
+            tree = app.screen.query_one(VaultTree)
+            assert tree.has_focus_within and tree.outer_size.width > 28
+            await pilot.press("slash")
+            app.screen.query_one("#search-input", Input).value = "Priya Kumar"
+            await settle(pilot)
+            await pilot.press("enter")
+            await settle(pilot)
+            await pilot.pause()
+            view = app.screen.query_one(NoteView)
+            assert view.path == "People/Priya Kumar.md"
+            assert view.has_focus and tree.outer_size.width == 28
 
     run(body())
 
@@ -165,6 +252,14 @@ def test_enter_after_l_opens_the_first_link_by_its_title(make_obsidian_app: Call
             await pilot.press("enter")
             await settle(pilot)
             assert app.screen.query_one(NoteView).path == "Projects/Form Builder.md"
+            backlinks = panel.query_one("#backlinks-list", OptionList)
+            assert panel.entries("backlinks")[0][0] == "People/Priya Kumar.md"
+            await pilot.press("b")
+            await pilot.pause()
+            assert app.focused is backlinks and backlinks.highlighted == 0
+            await pilot.press("enter")
+            await settle(pilot)
+            assert app.screen.query_one(NoteView).path == "People/Priya Kumar.md", "b then enter opens the first backlink"
 
     run(body())
 
@@ -176,6 +271,15 @@ def test_a_note_that_shares_its_title_shows_its_path(make_obsidian_app: Callable
             view = await _open(pilot, "Projects/Form Builder (copy).md")
             meta = str(view.query_one("#note-meta", Static).content)
             assert "Projects/Form Builder (copy).md (same title as Projects/Form Builder.md)" in meta
+            await pilot.press("slash")
+            app.screen.query_one("#search-input", Input).value = "form builder"
+            await settle(pilot)
+            results = app.screen.query_one("#results", OptionList)
+            prompts = [str(results.get_option_at_index(i).prompt) for i in range(results.option_count)]
+            builders = [p for p in prompts if "Form Builder" in p.split("\n", 1)[0]]
+            assert len(builders) == 2, prompts
+            assert any("Projects/Form Builder (copy).md" in p for p in builders), "results show the path where titles collide"
+            assert any("Projects/Form Builder.md" in p for p in builders)
 
     run(body())
 

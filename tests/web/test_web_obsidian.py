@@ -62,6 +62,9 @@ def test_embeds_show_sections_images_and_files(client: TestClient) -> None:
     assert '<img class="embed" src="/file/Attachments/Diagram.png" alt="Diagram.png" width="100">' in html
     assert '<img class="embed" src="/file/Attachments/Diagram.png" alt="Diagram.png" width="100" height="60">' in html
     assert '<a class="wikilink" href="/file/Attachments/Handbook.pdf">Handbook.pdf</a>' in html
+    # A Markdown image's size is its size, not its caption; an outside image is a link named by its file.
+    assert '<img src="/file/Attachments/Diagram.png" alt="Diagram" width="80">' in html
+    assert 'href="https://example.com/images/Engelbart.jpg" rel="noopener noreferrer">🖼 Engelbart.jpg · 250 px</a>' in html
     assert "not shown again: it embeds itself" in html and "no such note" in html
     assert "no “No such heading” in it" in html
     # What an embed shows carries no line anchors of this page (they are another file's lines).
@@ -128,3 +131,18 @@ def test_a_new_note_is_created_through_the_engine(engine: Engine, client: TestCl
     other = TestClient(client.app, base_url=BASE_URL, headers={"Authorization": f"Bearer {TOKEN}", "Origin": "http://evil.test"})
     assert other.post("/api/notes", json={"title": "Evil"}).status_code == 403
     assert not (engine.vault / "Evil.md").exists()
+
+
+def test_the_notes_page_lists_every_note_before_the_first_index(tmp_path: Path) -> None:
+    vault = copy_vault(FIXTURE, tmp_path / "vault")
+    with Engine.open(vault, index_dir=tmp_path / "index", embedder=HashEmbedder()) as fresh:
+        assert fresh.notes() == [], "nothing is indexed yet"
+        html = _page(client_for(fresh), "/notes")
+    assert 'data-search="people/priya kumar.md priya kumar"' in html
+    assert html.count('<li class="note"') == sum(1 for _ in vault.rglob("*.md"))
+
+
+def test_results_name_each_note_by_its_path_too(client: TestClient) -> None:
+    html = _page(client, "/?q=form+builder")
+    assert '<span class="hit-path">Projects/Form Builder.md</span>' in html
+    assert '<span class="hit-path">Projects/Form Builder (copy).md</span>' in html

@@ -147,6 +147,13 @@ def test_a_folded_callout_opens_on_a_click(page: Any, live: Served) -> None:
     assert page.get_by_text("The body of a folded tip").is_visible()
 
 
+def test_done_tasks_are_struck_through_and_open_ones_are_not(page: Any, live: Served) -> None:
+    _open(page, f"{live.base}/note/Formatting.md")
+    decoration = "(e) => getComputedStyle(e).textDecorationLine"
+    items = page.locator("#markdown li.task-list-item")
+    assert [items.nth(i).evaluate(decoration) for i in range(items.count())] == ["none", "line-through", "line-through"]
+
+
 _TOO_WIDE = """(width) => Array.from(document.querySelectorAll('body *'))
   .filter((e) => e.getBoundingClientRect().right > width + 0.5 && !e.closest('pre, .table-wrap'))
   .map((e) => `${e.tagName}.${e.className}`).slice(0, 8)"""
@@ -194,7 +201,7 @@ def test_capture_the_callout_embed_and_table(browser: Any, live: Served, name: s
         # The note's column, as tall as a screen: what the capture is about, small enough to keep.
         box = tab.locator("article.note").bounding_box()
         assert box is not None
-        clip = {"x": box["x"], "y": 0, "width": min(box["width"], width - box["x"]), "height": 760}
+        clip = {"x": 0, "y": 0, "width": min(box["x"] + box["width"] + 16, width), "height": 760}
         tab.screenshot(path=str(target), clip=clip)
         assert target.stat().st_size > 10_000
         CAPTURES.mkdir(exist_ok=True)

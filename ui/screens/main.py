@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from markdown_it.token import Token
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
@@ -111,6 +111,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         self.watcher: Watcher | None = None
         self._listed_after_catalog = False
         self.listed_notes: list[tuple[str, str]] = []
+        self._reading = False
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="panes"):
@@ -301,6 +302,25 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         """Show `path` scrolled to file line `line`, or to a heading or block (none: the top)."""
         self._load_note(path, line, remember, heading, block)
 
+    def read_note(self) -> None:
+        """Give the note the focus and the tree back its width once the note has it.
+
+        Only for a choice made with the keyboard (palette, search): a click into the note
+        keeps the tree as wide as it is until the next note opens (see `VaultTree.narrow`).
+        """
+        view = self.query_one(NoteView)
+        if self.focused is view:
+            self.call_after_refresh(self.query_one(VaultTree).narrow)
+            return
+        self._reading = True
+        view.focus()
+
+    @on(events.DescendantFocus)
+    def _focus_moved(self, event: events.DescendantFocus) -> None:
+        if self._reading and isinstance(event.widget, NoteView):
+            self._reading = False
+            self.call_after_refresh(self.query_one(VaultTree).narrow)
+
     def action_search(self) -> None:
         """Open the search panel (results update as you type)."""
         screen = SearchScreen(
@@ -320,6 +340,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
             top.close_then(lambda: self.open_note(path, line))
         else:
             self.open_note(path, line)
+            self.read_note()
 
     def action_edit(self) -> None:
         """Edit the open note."""

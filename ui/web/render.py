@@ -201,7 +201,9 @@ def _image(renderer: RendererHTML, tokens: Sequence[Token], idx: int, options: O
     src = str(token.attrGet("src") or "")
     if re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", src) and not src.startswith("data:"):
         # The page loads nothing from other sites: an outside image is a link to it.
-        return f'<a class="external-image" href="{e(src)}" rel="noopener noreferrer">🖼 {e(alt or src)}</a>'
+        width, height = token.meta.get("width"), token.meta.get("height")
+        shown = f" · {width}×{height} px" if width and height else f" · {width} px" if width else ""
+        return f'<a class="external-image" href="{e(src)}" rel="noopener noreferrer">🖼 {e(alt or src)}{shown}</a>'
     return f'<img src="{e(src)}" alt="{e(alt)}"{size}>'
 
 

@@ -13,6 +13,8 @@ from typing import Any
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from textual import events
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
 from textual.content import Content, Span
 from textual.style import Style
 from textual.widgets import Markdown
@@ -21,12 +23,15 @@ from textual.widgets import Markdown
 from textual.widgets._markdown import (
     MarkdownBlock,
     MarkdownBlockQuote,
+    MarkdownBullet,
+    MarkdownBulletList,
     MarkdownH1,
     MarkdownH2,
     MarkdownH3,
     MarkdownH4,
     MarkdownH5,
     MarkdownH6,
+    MarkdownListItem,
     MarkdownParagraph,
     MarkdownTD,
     MarkdownTH,
@@ -227,6 +232,18 @@ class NoteListItem(MarkdownUnorderedListItem):
         self.set_class(task is not None and task != " ", "-done")
 
 
+class NoteBulletList(MarkdownBulletList):
+    """Textual's bullet list, whose rows keep their item's classes (a done task is drawn struck through)."""
+
+    def compose(self) -> ComposeResult:
+        for block in self._blocks:
+            if isinstance(block, MarkdownListItem):
+                bullet = MarkdownBullet()
+                bullet.symbol = block.bullet
+                yield Horizontal(bullet, Vertical(*block._blocks), classes="-done" if block.has_class("-done") else "")
+        self._blocks.clear()
+
+
 class NoteH1(_Inline, MarkdownH1):
     pass
 
@@ -273,6 +290,7 @@ class NoteMarkdown(Markdown):
         "paragraph_open": NoteParagraph,
         "blockquote_open": NoteQuote,
         "list_item_unordered_open": NoteListItem,
+        "bullet_list_open": NoteBulletList,
         "th_open": NoteTH,
         "td_open": NoteTD,
     }
