@@ -11,12 +11,10 @@ from typing import Any
 
 import anyio
 import pytest
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
 
 from engine.api import Engine
-
-mcp = pytest.importorskip("mcp")
-from mcp import ClientSession, StdioServerParameters  # noqa: E402
-from mcp.client.stdio import stdio_client  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 READ_TOOLS = {"search", "context", "read", "related", "backlinks", "why"}
@@ -86,6 +84,16 @@ def test_read_only_tools_answer_through_a_real_client_session(indexed: tuple[Pat
         assert {"label", "channels", "snippet", "create_safety", "vector_score", "graph_boost", "traversed"} <= set(first)
         graph = next(hit for hit in found["hits"] if hit["path"] == "People/Priya Kumar.md")["channels"]["graph"]
         assert {"source": "Priya Kumar", "relation": "attended", "target": "Atlas 2026 Kickoff", "explicit": False} in graph["relations"]
+
+        # The query language reaches the tool: filters apply, and the plan says how it was read.
+        filtered = await _call(session, "search", query="path:People atlas -kickoff", limit=5)
+        assert filtered["hits"] and all(hit["path"].startswith("People/") for hit in filtered["hits"])
+        assert [chip["kind"] for chip in filtered["plan"]["chips"]] == ["path", "exclude"]
+        seeded = await _call(session, "search", query="who attended the Atlas kickoff", limit=5, graph_seeding="both", max_hops=1)
+        assert len(seeded["hits"]) == 5
+        for bad in ({"graph_weight": -1}, {"graph_weight": 1e308}, {"max_hops": -1}, {"graph_seeding": "x"}):
+            refused_knob = await session.call_tool("search", {"query": "atlas", **bad})
+            assert refused_knob.isError, bad
 
         named = await _call(session, "search", query="Atlas 2026 Kickoff", limit=3)
         assert named["hits"][0]["create_safety"] == "exists"

@@ -37,5 +37,5 @@ def test_the_search_api_takes_the_graph_knobs(client: TestClient) -> None:
     without = client.get("/api/search", params={"q": QUERY, "graph_weight": "0", "max_hops": "1", "graph_seeding": "both"})
     assert without.status_code == 200
     assert all(hit["graph_boost"] == 0 for hit in without.json()["hits"])
-    for bad in ({"graph_weight": "-1"}, {"graph_weight": "inf"}, {"max_hops": "two"}, {"graph_seeding": "x"}):
+    for bad in ({"graph_weight": "-1"}, {"graph_weight": "inf"}, {"graph_weight": "1e308"}, {"max_hops": "two"}, {"graph_seeding": "x"}):
         assert client.get("/api/search", params={"q": QUERY, **bad}).status_code == 400

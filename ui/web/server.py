@@ -22,6 +22,7 @@ from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Respon
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from engine.config import MAX_GRAPH_WEIGHT
 from engine.errors import (
     CairnError,
     EncodingMismatch,
@@ -108,7 +109,7 @@ GRAPH_SEEDINGS = ("query", "chunks", "both")
 _T = TypeVar("_T", int, float)
 
 
-def _number(params: Mapping[str, str], name: str, kind: Callable[[str], _T]) -> _T | None:
+def _number(params: Mapping[str, str], name: str, kind: Callable[[str], _T], maximum: float = math.inf) -> _T | None:
     """An optional non-negative number parameter (`graph_weight=2`, `max_hops=1`); a 400 when it is not one."""
     raw = params.get(name)
     if raw is None or raw == "":
@@ -119,6 +120,8 @@ def _number(params: Mapping[str, str], name: str, kind: Callable[[str], _T]) -> 
         raise HTTPException(400, f"{name} must be a number of at least 0") from None
     if not math.isfinite(value) or value < 0:
         raise HTTPException(400, f"{name} must be a number of at least 0")
+    if value > maximum:
+        raise HTTPException(400, f"{name} must be at most {maximum:g}")
     return value
 
 
@@ -244,7 +247,7 @@ class _Views:
             limit=limit,
             channels=channels,
             as_you_type=as_you_type,
-            graph_weight=_number(params, "graph_weight", float),
+            graph_weight=_number(params, "graph_weight", float, MAX_GRAPH_WEIGHT),
             max_hops=_number(params, "max_hops", int),
             graph_seeding=seeding,  # type: ignore[arg-type]
         )
