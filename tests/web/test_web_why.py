@@ -31,6 +31,14 @@ def test_the_explain_view_offers_the_question_and_names_relations(client: TestCl
     assert "Leo Fischer" in page.text and "fusion" in page.text
 
 
+def test_the_note_page_names_a_neighbour_s_relation(client: TestClient) -> None:
+    page = client.get("/note/People/Priya Kumar.md")
+    assert page.status_code == 200
+    assert '<span class="relation">Priya Kumar —attended→ Atlas 2026 Kickoff</span>' in page.text
+    # A property that holds a link is a relation of its own ("owner: [[Priya Kumar]]" in Atlas).
+    assert '<span class="relation">Atlas —owner→ Priya Kumar</span>' in page.text
+
+
 def test_the_search_api_takes_the_graph_knobs(client: TestClient) -> None:
     plain = client.get("/api/search", params={"q": QUERY}).json()
     assert any(hit["graph_boost"] > 0 for hit in plain["hits"])
