@@ -2,21 +2,15 @@
 
 from __future__ import annotations
 
-import json
-import os
-import sys
-from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
 
-import anyio
 import pytest
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
+from mcp import ClientSession
+from mcp_support import call as _call
+from mcp_support import session as _session
 
 from engine.api import Engine
 
-ROOT = Path(__file__).resolve().parent.parent
 READ_TOOLS = {"search", "context", "read", "related", "backlinks", "why"}
 
 
@@ -37,36 +31,6 @@ def lexical(sample_copy: Path, tmp_path: Path) -> tuple[Path, Path]:
     with Engine.open(sample_copy, index_dir=index, embedder=None) as engine:
         engine.reindex()
     return sample_copy, index
-
-
-def _session(vault: Path, index: Path, *extra: str) -> Callable[[Callable[[ClientSession], Awaitable[None]]], None]:
-    """Run `body` with a client session to `cairn mcp VAULT` started as a subprocess; it must end cleanly."""
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "app", "mcp", str(vault), "--index-dir", str(index), "--no-index", *extra],
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        cwd=str(ROOT),
-    )
-
-    def run(body: Callable[[ClientSession], Awaitable[None]]) -> None:
-        async def main() -> None:
-            async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-                await session.initialize()
-                await body(session)
-
-        anyio.run(main)
-
-    return run
-
-
-async def _call(session: ClientSession, tool: str, **arguments: Any) -> dict[str, Any]:
-    result = await session.call_tool(tool, arguments)
-    assert not result.isError, result.content
-    assert result.structuredContent is not None
-    # The text content is the same JSON, for clients that read text only.
-    text = next(block.text for block in result.content if block.type == "text")
-    assert json.loads(text) == result.structuredContent
-    return result.structuredContent
 
 
 def test_read_only_tools_answer_through_a_real_client_session(indexed: tuple[Path, Path]) -> None:
@@ -100,6 +64,8 @@ def test_read_only_tools_answer_through_a_real_client_session(indexed: tuple[Pat
 
         context = await _call(session, "context", question="who attended the Atlas kickoff", max_tokens=1500)
         assert context["sources"] and context["entities"] and context["relationships"]
+        # The server opened the saved graph (--no-index): its named relations are read from it.
+        assert any(r["relation"] == "attended" for r in context["relationships"]), context["relationships"]
         assert context["used"]["total"] <= 1500
         assert "word pieces" in context["tokenizer"]
         assert context["counts"]["chunks"] == len(context["sources"])
