@@ -199,10 +199,29 @@ def build_server(engine: Engine, *, write: bool = False) -> FastMCP:
         return {"path": found, "backlinks": [backlink_to_json(b) for b in engine.backlinks(found)]}
 
     @server.tool()
-    def why(query: str, note: str, limit: int = 10) -> dict[str, Any]:
-        """Why a note is where it is in a search's results, or not in them: each channel's rank, factor and vote, and the reasons."""
+    def why(
+        query: str,
+        note: str,
+        limit: int = 10,
+        graph_weight: float | None = None,
+        max_hops: int | None = None,
+        graph_seeding: Literal["query", "chunks", "both"] | None = None,
+    ) -> dict[str, Any]:
+        """Why a note is where it is in a search's results, or not in them: each channel's rank, factor and vote, and the reasons.
+
+        `note` is a path, title or alias; the other arguments are the search's, as `search` takes them.
+        """
         try:
-            return why_to_json(engine.why(query, note, limit=_limit(limit)))
+            return why_to_json(
+                engine.why(
+                    query,
+                    note,
+                    limit=_limit(limit),
+                    graph_weight=graph_weight,
+                    max_hops=max_hops,
+                    graph_seeding=graph_seeding,
+                )
+            )
         except CairnError as exc:
             raise failed(exc) from exc
 

@@ -87,6 +87,10 @@ def test_read_only_tools_answer_through_a_real_client_session(indexed: tuple[Pat
 
         why = await _call(session, "why", query="who attended the Atlas kickoff", note="Leo Fischer", limit=5)
         assert why["path"] == "People/Leo Fischer.md" and why["reasons"]
+        # It explains the search as asked: without the graph, the graph casts no vote for the note.
+        asked = await _call(session, "why", query="who attended the Atlas kickoff", note="Priya Kumar", limit=5, graph_weight=0)
+        assert asked["channels"]["graph"]["vote"] == 0
+        assert (await _call(session, "why", query="who attended the Atlas kickoff", note="Priya Kumar", limit=5))["channels"]["graph"]["vote"] > 0
 
         refused = await session.call_tool("create_note", {"title": "Nope"})
         assert refused.isError

@@ -15,6 +15,16 @@ def test_the_api_explains_a_note(client: TestClient) -> None:
     assert set(payload["channels"]) == {"fulltext", "vectors", "graph"}
 
 
+def test_the_api_explains_the_search_as_asked(client: TestClient) -> None:
+    # The same graph knobs as /api/search: without the graph, the graph casts no vote for the note.
+    plain = client.get("/api/why", params={"q": QUERY, "note": "Priya Kumar", "limit": "5"}).json()
+    assert plain["channels"]["graph"]["vote"] > 0
+    asked = client.get("/api/why", params={"q": QUERY, "note": "Priya Kumar", "limit": "5", "graph_weight": "0"})
+    assert asked.status_code == 200 and asked.json()["channels"]["graph"]["vote"] == 0
+    for bad in ({"graph_weight": "-1"}, {"max_hops": "x"}, {"graph_seeding": "x"}):
+        assert client.get("/api/why", params={"q": QUERY, "note": "Priya Kumar", **bad}).status_code == 400
+
+
 def test_a_missing_note_is_a_404_naming_the_nearest(client: TestClient) -> None:
     missing = client.get("/api/why", params={"q": QUERY, "note": "Priya Kumr"})
     assert missing.status_code == 404 and "Priya Kumar" in missing.json()["message"]
