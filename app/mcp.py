@@ -13,7 +13,7 @@ import os
 import sys
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from engine.console import exit_code
 from engine.errors import CairnError, NoteExists, SaveConflict
@@ -107,18 +107,30 @@ def build_server(engine: Engine, *, write: bool = False) -> FastMCP:
         limit: int = 10,
         graph_weight: float | None = None,
         max_hops: int | None = None,
+        graph_seeding: Literal["query", "chunks", "both"] | None = None,
     ) -> dict[str, Any]:
         """Hybrid search: each hit with its evidence label, channel scores, snippet and create_safety.
+
+        The query takes the search syntax: "exact phrase", -word, a OR b, tag:x, path:Folder,
+        file:name, [property:value], task:text, after:/before:YYYY-MM-DD, "last week"; `plan`
+        says how it was read (filters, corrected typos), `confident` how many hits have firm evidence.
 
         Args:
             query: what to look for, in words (a note's name finds it first).
             limit: how many notes (1-100).
-            graph_weight: the entity graph's weight in fusion (default 1; 0 leaves it out).
+            graph_weight: the entity graph's weight in fusion (default 1; 0 leaves it out; at most 1000).
             max_hops: how far the graph walks from the named entities (default 2).
+            graph_seeding: where the walk starts: the entities the query names ("query", the
+                default), those the top chunks name ("chunks"), or both.
         """
         try:
             results = engine.search(
-                query, limit=_limit(limit), as_you_type=False, graph_weight=graph_weight, max_hops=max_hops
+                query,
+                limit=_limit(limit),
+                as_you_type=False,
+                graph_weight=graph_weight,
+                max_hops=max_hops,
+                graph_seeding=graph_seeding,
             )
         except CairnError as exc:
             raise failed(exc) from exc
@@ -187,10 +199,29 @@ def build_server(engine: Engine, *, write: bool = False) -> FastMCP:
         return {"path": found, "backlinks": [backlink_to_json(b) for b in engine.backlinks(found)]}
 
     @server.tool()
-    def why(query: str, note: str, limit: int = 10) -> dict[str, Any]:
-        """Why a note is where it is in a search's results, or not in them: each channel's rank, factor and vote, and the reasons."""
+    def why(
+        query: str,
+        note: str,
+        limit: int = 10,
+        graph_weight: float | None = None,
+        max_hops: int | None = None,
+        graph_seeding: Literal["query", "chunks", "both"] | None = None,
+    ) -> dict[str, Any]:
+        """Why a note is where it is in a search's results, or not in them: each channel's rank, factor and vote, and the reasons.
+
+        `note` is a path, title or alias; the other arguments are the search's, as `search` takes them.
+        """
         try:
-            return why_to_json(engine.why(query, note, limit=_limit(limit)))
+            return why_to_json(
+                engine.why(
+                    query,
+                    note,
+                    limit=_limit(limit),
+                    graph_weight=graph_weight,
+                    max_hops=max_hops,
+                    graph_seeding=graph_seeding,
+                )
+            )
         except CairnError as exc:
             raise failed(exc) from exc
 

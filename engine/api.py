@@ -8,6 +8,7 @@ import difflib
 import gc
 import json
 import logging
+import math
 import os
 import posixpath
 import re
@@ -22,7 +23,7 @@ from engine import context as context_module
 from engine import notes
 from engine.backlog import eta_seconds
 from engine.channels.graph.view import EntityInfo
-from engine.config import GRAPH_SEEDINGS, EngineConfig
+from engine.config import GRAPH_SEEDINGS, MAX_GRAPH_WEIGHT, EngineConfig
 from engine.context import DEFAULT_DEPTH, DEFAULT_MAX_TOKENS
 from engine.embedder import Embedder
 from engine.embedders import load_embedder
@@ -497,7 +498,8 @@ class Engine:
             search that finds fewer than `limit` notes ends with `flat_scan` hits.
 
         Raises:
-            ConfigError: `graph_seeding` is not one of the three.
+            ConfigError: `graph_seeding` is not one of the three, `graph_weight` is not a
+                number from 0 to `MAX_GRAPH_WEIGHT`, or `max_hops` is negative.
         """
         stale = ""
         if time.monotonic() - self._last_refresh_check >= _REFRESH_EVERY_S:
@@ -508,6 +510,12 @@ class Engine:
                 stale = f"showing the index as it was before: {type(exc).__name__}: {exc}"
         if graph_seeding is not None and graph_seeding not in GRAPH_SEEDINGS:
             raise ConfigError(f"graph seeding {graph_seeding!r} is not one of {', '.join(GRAPH_SEEDINGS)}")
+        # What the command line and the web API refuse, for every caller (an MCP client too):
+        # a negative or NaN weight would drop the graph silently, an infinite one every score.
+        if graph_weight is not None and not (math.isfinite(graph_weight) and 0 <= graph_weight <= MAX_GRAPH_WEIGHT):
+            raise ConfigError(f"graph weight {graph_weight!r} is not a number from 0 to {MAX_GRAPH_WEIGHT:g}")
+        if max_hops is not None and max_hops < 0:
+            raise ConfigError(f"max hops {max_hops!r} is not a number of at least 0")
         if as_you_type:
             self._indexer.note_typing()  # the embedding backlog leaves the cores to the keystrokes
         results = self._searcher.search(

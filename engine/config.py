@@ -77,6 +77,9 @@ class VectorConfig:
 
 
 GRAPH_SEEDINGS = ("query", "chunks", "both")
+# The largest graph weight one search takes: far past the point where the graph decides
+# the order alone, and small enough that no fused score overflows.
+MAX_GRAPH_WEIGHT = 1000.0
 
 
 @dataclass(frozen=True)

@@ -2,23 +2,15 @@
 
 from __future__ import annotations
 
-import json
-import os
-import sys
-from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
 
-import anyio
 import pytest
+from mcp import ClientSession
+from mcp_support import call as _call
+from mcp_support import session as _session
 
 from engine.api import Engine
 
-mcp = pytest.importorskip("mcp")
-from mcp import ClientSession, StdioServerParameters  # noqa: E402
-from mcp.client.stdio import stdio_client  # noqa: E402
-
-ROOT = Path(__file__).resolve().parent.parent
 READ_TOOLS = {"search", "context", "read", "related", "backlinks", "why"}
 
 
@@ -41,36 +33,6 @@ def lexical(sample_copy: Path, tmp_path: Path) -> tuple[Path, Path]:
     return sample_copy, index
 
 
-def _session(vault: Path, index: Path, *extra: str) -> Callable[[Callable[[ClientSession], Awaitable[None]]], None]:
-    """Run `body` with a client session to `cairn mcp VAULT` started as a subprocess; it must end cleanly."""
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "app", "mcp", str(vault), "--index-dir", str(index), "--no-index", *extra],
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        cwd=str(ROOT),
-    )
-
-    def run(body: Callable[[ClientSession], Awaitable[None]]) -> None:
-        async def main() -> None:
-            async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-                await session.initialize()
-                await body(session)
-
-        anyio.run(main)
-
-    return run
-
-
-async def _call(session: ClientSession, tool: str, **arguments: Any) -> dict[str, Any]:
-    result = await session.call_tool(tool, arguments)
-    assert not result.isError, result.content
-    assert result.structuredContent is not None
-    # The text content is the same JSON, for clients that read text only.
-    text = next(block.text for block in result.content if block.type == "text")
-    assert json.loads(text) == result.structuredContent
-    return result.structuredContent
-
-
 def test_read_only_tools_answer_through_a_real_client_session(indexed: tuple[Path, Path]) -> None:
     vault, index = indexed
 
@@ -87,11 +49,23 @@ def test_read_only_tools_answer_through_a_real_client_session(indexed: tuple[Pat
         graph = next(hit for hit in found["hits"] if hit["path"] == "People/Priya Kumar.md")["channels"]["graph"]
         assert {"source": "Priya Kumar", "relation": "attended", "target": "Atlas 2026 Kickoff", "explicit": False} in graph["relations"]
 
+        # The query language reaches the tool: filters apply, and the plan says how it was read.
+        filtered = await _call(session, "search", query="path:People atlas -kickoff", limit=5)
+        assert filtered["hits"] and all(hit["path"].startswith("People/") for hit in filtered["hits"])
+        assert [chip["kind"] for chip in filtered["plan"]["chips"]] == ["path", "exclude"]
+        seeded = await _call(session, "search", query="who attended the Atlas kickoff", limit=5, graph_seeding="both", max_hops=1)
+        assert len(seeded["hits"]) == 5
+        for bad in ({"graph_weight": -1}, {"graph_weight": 1e308}, {"max_hops": -1}, {"graph_seeding": "x"}):
+            refused_knob = await session.call_tool("search", {"query": "atlas", **bad})
+            assert refused_knob.isError, bad
+
         named = await _call(session, "search", query="Atlas 2026 Kickoff", limit=3)
         assert named["hits"][0]["create_safety"] == "exists"
 
         context = await _call(session, "context", question="who attended the Atlas kickoff", max_tokens=1500)
         assert context["sources"] and context["entities"] and context["relationships"]
+        # The server opened the saved graph (--no-index): its named relations are read from it.
+        assert any(r["relation"] == "attended" for r in context["relationships"]), context["relationships"]
         assert context["used"]["total"] <= 1500
         assert "word pieces" in context["tokenizer"]
         assert context["counts"]["chunks"] == len(context["sources"])
@@ -113,6 +87,10 @@ def test_read_only_tools_answer_through_a_real_client_session(indexed: tuple[Pat
 
         why = await _call(session, "why", query="who attended the Atlas kickoff", note="Leo Fischer", limit=5)
         assert why["path"] == "People/Leo Fischer.md" and why["reasons"]
+        # It explains the search as asked: without the graph, the graph casts no vote for the note.
+        asked = await _call(session, "why", query="who attended the Atlas kickoff", note="Priya Kumar", limit=5, graph_weight=0)
+        assert asked["channels"]["graph"]["vote"] == 0
+        assert (await _call(session, "why", query="who attended the Atlas kickoff", note="Priya Kumar", limit=5))["channels"]["graph"]["vote"] > 0
 
         refused = await session.call_tool("create_note", {"title": "Nope"})
         assert refused.isError

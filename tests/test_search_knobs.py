@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from engine.api import Engine
-from engine.config import EngineConfig
+from engine.config import MAX_GRAPH_WEIGHT, EngineConfig
 from engine.errors import ConfigError
 from engine.records import CHUNK_SEEDED
 from engine.search import channel_depth
@@ -78,10 +79,39 @@ def test_the_search_knobs_on_the_command_line(lexical: Engine, capsys: pytest.Ca
     assert main(["search", *common, "--graph-weight", "0", "--max-hops", "1", "--graph-seeding", "both"]) == 0
     payload = json.loads(capsys.readouterr().out)
     assert all(hit["graph_boost"] == 0 for hit in payload["hits"])
-    for bad in (["--graph-weight", "-1"], ["--graph-weight", "nan"], ["--max-hops", "-2"], ["--graph-seeding", "x"]):
+    for bad in (
+        ["--graph-weight", "-1"],
+        ["--graph-weight", "nan"],
+        ["--graph-weight", "1e308"],  # every fused score would be infinite, and the JSON invalid
+        ["--max-hops", "-2"],
+        ["--graph-seeding", "x"],
+    ):
         with pytest.raises(SystemExit) as usage:
             main(["search", *common, *bad])
         assert usage.value.code == 2
+
+
+@pytest.mark.parametrize(
+    ("graph_weight", "max_hops"), [(-1.0, None), (math.nan, None), (math.inf, None), (1e308, None), (None, -1)]
+)
+def test_the_api_refuses_what_the_command_line_refuses(lexical: Engine, graph_weight: float | None, max_hops: int | None) -> None:
+    # Every caller gets the same answer (an MCP client passes numbers straight through):
+    # a negative or NaN weight used to drop the graph silently, a huge one made every score infinite.
+    with pytest.raises(ConfigError):
+        lexical.search(QUERY, limit=5, graph_weight=graph_weight, max_hops=max_hops)
+    with pytest.raises(ConfigError):
+        lexical.why(QUERY, "Leo Fischer", limit=5, graph_weight=graph_weight, max_hops=max_hops)
+    assert lexical.search(QUERY, limit=5, graph_weight=MAX_GRAPH_WEIGHT).hits[0].score < math.inf
+
+
+def test_any_number_of_hops_ends_where_the_graph_does(lexical: Engine) -> None:
+    # The walk stops when a hop reaches nothing new, however many hops were asked for
+    # (a billion used to loop a billion times per seed).
+    far = lexical.search(QUERY, limit=20, channels=["graph"], as_you_type=False, max_hops=10**9)
+    deep = lexical.search(QUERY, limit=20, channels=["graph"], as_you_type=False, max_hops=60)
+    assert [(h.path, h.score) for h in far.hits] == [(h.path, h.score) for h in deep.hits]
+    wide = lexical.context(QUERY, max_tokens=1500, depth=10**9)
+    assert [e.name for e in wide.entities] == [e.name for e in lexical.context(QUERY, max_tokens=1500, depth=60).entities]
 
 
 def test_a_typo_of_every_word_is_read_as_the_vaults_words(lexical: Engine) -> None:

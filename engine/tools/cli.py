@@ -87,6 +87,16 @@ def non_negative_float(text: str) -> float:
     return value
 
 
+def graph_weight(text: str) -> float:
+    """A graph weight: a number from 0 to `MAX_GRAPH_WEIGHT` (an argparse type)."""
+    from engine.config import MAX_GRAPH_WEIGHT
+
+    value = non_negative_float(text)
+    if value > MAX_GRAPH_WEIGHT:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_GRAPH_WEIGHT:g}, not {text}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (also used by the docs test: every command has help)."""
     parser = argparse.ArgumentParser(
@@ -131,7 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--typing", action="store_true", help="treat the last word as a prefix, as when typing")
     search.add_argument("--today", help="the day time words count from, YYYY-MM-DD (default: the clock)")
     search.add_argument("--why", metavar="NOTE", help="why NOTE (a path, title or alias) is where it is in the results, or not in them")
-    search.add_argument("--graph-weight", type=non_negative_float, metavar="W", help="the graph's weight in fusion for this search (default: configured, 1)")
+    search.add_argument("--graph-weight", type=graph_weight, metavar="W", help="the graph's weight in fusion for this search (default: configured, 1)")
     search.add_argument("--max-hops", type=non_negative_int, metavar="H", help="how many hops the graph walks (default: configured, 2; 0: only the named entities)")
     search.add_argument(
         "--graph-seeding",

@@ -297,3 +297,38 @@ def test_f3_names_the_nearest_notes_when_the_note_does_not_exist(make_app: Calla
             assert any("Priya Kumar" in message for message in notices), notices
 
     run(body())
+
+
+def test_the_explain_view_and_the_side_panel_name_the_relation(make_app: Callable[..., CairnApp]) -> None:
+    # "Attendees: [[Priya Kumar]], …" in the kickoff note says she attended it: the explain
+    # view writes it along the graph path, and her note's side panel beside the neighbour.
+    from ui.widgets.side_panel import SidePanel
+
+    async def body() -> None:
+        app = make_app()
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            await pilot.press("slash")
+            await _type(pilot, "who attended the Atlas kickoff")
+            await settle(pilot)
+            screen = app.screen
+            assert isinstance(screen, SearchScreen) and screen.results is not None
+            shown = screen.query_one(SearchResultList)
+            paths = [hit.path for hit in screen.results.hits]
+            shown.highlighted = paths.index("People/Priya Kumar.md")
+            await pilot.press("f2")
+            await settle(pilot)
+            text = str(screen.query_one(ExplainView).query_one("#explain-text").render())
+            assert "Priya Kumar —attended→ Atlas 2026 Kickoff" in text
+            await pilot.press("escape")
+            await pilot.pause()
+            main = app.screen
+            assert isinstance(main, MainScreen)
+            main.open_note("People/Priya Kumar.md")
+            await settle(pilot)
+            panel = main.query_one(SidePanel)
+            neighbours = panel.query_one("#neighbors-list")
+            lines = [str(neighbours.get_option_at_index(i).prompt) for i in range(neighbours.option_count)]  # type: ignore[attr-defined]
+            assert any(line.startswith("Atlas 2026 Kickoff") and "attended →" in line for line in lines), lines
+
+    run(body())

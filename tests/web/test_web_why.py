@@ -15,6 +15,16 @@ def test_the_api_explains_a_note(client: TestClient) -> None:
     assert set(payload["channels"]) == {"fulltext", "vectors", "graph"}
 
 
+def test_the_api_explains_the_search_as_asked(client: TestClient) -> None:
+    # The same graph knobs as /api/search: without the graph, the graph casts no vote for the note.
+    plain = client.get("/api/why", params={"q": QUERY, "note": "Priya Kumar", "limit": "5"}).json()
+    assert plain["channels"]["graph"]["vote"] > 0
+    asked = client.get("/api/why", params={"q": QUERY, "note": "Priya Kumar", "limit": "5", "graph_weight": "0"})
+    assert asked.status_code == 200 and asked.json()["channels"]["graph"]["vote"] == 0
+    for bad in ({"graph_weight": "-1"}, {"max_hops": "x"}, {"graph_seeding": "x"}):
+        assert client.get("/api/why", params={"q": QUERY, "note": "Priya Kumar", **bad}).status_code == 400
+
+
 def test_a_missing_note_is_a_404_naming_the_nearest(client: TestClient) -> None:
     missing = client.get("/api/why", params={"q": QUERY, "note": "Priya Kumr"})
     assert missing.status_code == 404 and "Priya Kumar" in missing.json()["message"]
@@ -31,11 +41,19 @@ def test_the_explain_view_offers_the_question_and_names_relations(client: TestCl
     assert "Leo Fischer" in page.text and "fusion" in page.text
 
 
+def test_the_note_page_names_a_neighbour_s_relation(client: TestClient) -> None:
+    page = client.get("/note/People/Priya Kumar.md")
+    assert page.status_code == 200
+    assert '<span class="relation">Priya Kumar —attended→ Atlas 2026 Kickoff</span>' in page.text
+    # A property that holds a link is a relation of its own ("owner: [[Priya Kumar]]" in Atlas).
+    assert '<span class="relation">Atlas —owner→ Priya Kumar</span>' in page.text
+
+
 def test_the_search_api_takes_the_graph_knobs(client: TestClient) -> None:
     plain = client.get("/api/search", params={"q": QUERY}).json()
     assert any(hit["graph_boost"] > 0 for hit in plain["hits"])
     without = client.get("/api/search", params={"q": QUERY, "graph_weight": "0", "max_hops": "1", "graph_seeding": "both"})
     assert without.status_code == 200
     assert all(hit["graph_boost"] == 0 for hit in without.json()["hits"])
-    for bad in ({"graph_weight": "-1"}, {"graph_weight": "inf"}, {"max_hops": "two"}, {"graph_seeding": "x"}):
+    for bad in ({"graph_weight": "-1"}, {"graph_weight": "inf"}, {"graph_weight": "1e308"}, {"max_hops": "two"}, {"graph_seeding": "x"}):
         assert client.get("/api/search", params={"q": QUERY, **bad}).status_code == 400

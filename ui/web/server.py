@@ -22,6 +22,7 @@ from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Respon
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from engine.config import MAX_GRAPH_WEIGHT
 from engine.errors import (
     CairnError,
     EncodingMismatch,
@@ -108,7 +109,7 @@ GRAPH_SEEDINGS = ("query", "chunks", "both")
 _T = TypeVar("_T", int, float)
 
 
-def _number(params: Mapping[str, str], name: str, kind: Callable[[str], _T]) -> _T | None:
+def _number(params: Mapping[str, str], name: str, kind: Callable[[str], _T], maximum: float = math.inf) -> _T | None:
     """An optional non-negative number parameter (`graph_weight=2`, `max_hops=1`); a 400 when it is not one."""
     raw = params.get(name)
     if raw is None or raw == "":
@@ -119,7 +120,21 @@ def _number(params: Mapping[str, str], name: str, kind: Callable[[str], _T]) -> 
         raise HTTPException(400, f"{name} must be a number of at least 0") from None
     if not math.isfinite(value) or value < 0:
         raise HTTPException(400, f"{name} must be a number of at least 0")
+    if value > maximum:
+        raise HTTPException(400, f"{name} must be at most {maximum:g}")
     return value
+
+
+def _graph_knobs(params: Mapping[str, str]) -> dict[str, Any]:
+    """`graph_weight`, `max_hops` and `graph_seeding` for one search (or why), as `Engine.search` takes them; a 400 when one is bad."""
+    seeding = params.get("graph_seeding") or None
+    if seeding is not None and seeding not in GRAPH_SEEDINGS:
+        raise HTTPException(400, f"graph_seeding must be one of {', '.join(GRAPH_SEEDINGS)}")
+    return {
+        "graph_weight": _number(params, "graph_weight", float, MAX_GRAPH_WEIGHT),
+        "max_hops": _number(params, "max_hops", int),
+        "graph_seeding": seeding,
+    }
 
 
 def vault_path(raw: str) -> str:
@@ -236,18 +251,7 @@ class _Views:
         as_you_type = params.get("typing", "1" if typing else "0") not in ("0", "false", "")
         # Naming no channel (`channels=`, `channels=,`) asks for no restriction: all of them.
         channels = tuple(c for c in CHANNELS if c in names) or CHANNELS
-        seeding = params.get("graph_seeding") or None
-        if seeding is not None and seeding not in GRAPH_SEEDINGS:
-            raise HTTPException(400, f"graph_seeding must be one of {', '.join(GRAPH_SEEDINGS)}")
-        return self.engine.search(
-            query,
-            limit=limit,
-            channels=channels,
-            as_you_type=as_you_type,
-            graph_weight=_number(params, "graph_weight", float),
-            max_hops=_number(params, "max_hops", int),
-            graph_seeding=seeding,  # type: ignore[arg-type]
-        )
+        return self.engine.search(query, limit=limit, channels=channels, as_you_type=as_you_type, **_graph_knobs(params))
 
     # -- pages ---------------------------------------------------------------------
     async def search_page(self, request: Request) -> Response:
@@ -335,7 +339,7 @@ class _Views:
             limit = max(1, min(200, int(params.get("limit") or "20")))
         except ValueError:
             raise HTTPException(400, LIMIT_MESSAGE) from None
-        return self.engine.why(query, note, limit=limit)
+        return self.engine.why(query, note, limit=limit, **_graph_knobs(params))
 
     async def why_page(self, request: Request) -> Response:
         report = await run_in_threadpool(self._why, request)

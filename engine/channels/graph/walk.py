@@ -216,6 +216,8 @@ def expand(
     reached: dict[int, _Reach] = {seed: _Reach(1.0, 0, (seed,), LINKS)}
     frontier = [seed]
     for hop in range(1, hops + 1):
+        if not frontier:  # everything reachable is reached: more hops find nothing (max_hops=10**9)
+            break
         next_frontier: list[int] = []
         for u in frontier:
             base = reached[u]
