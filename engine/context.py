@@ -32,7 +32,7 @@ from engine.records import (
     Hit,
     SearchResults,
 )
-from engine.search.evidence import best_chunk, readable
+from engine.search.evidence import best_chunk, fence_before, readable
 
 __all__ = ["DEFAULT_MAX_TOKENS", "TokenCounter", "assemble"]
 
@@ -261,7 +261,7 @@ def _source_candidates(
         if not chunks:
             continue
         vectors = hit.channels.get("vectors")
-        chosen: StoredChunk = best_chunk(chunks, list(plan.hint_terms), vectors.chunk_id if vectors else None)
+        chosen: StoredChunk = best_chunk(chunks, list(plan.hint_terms), vectors.chunk_id if vectors else None, plan.phrases)
         ordinals[chosen.id] = chosen.chunk.ordinal
         out.append(
             ContextSource(
@@ -269,7 +269,7 @@ def _source_candidates(
                 path=hit.path,
                 title=hit.title,
                 heading=" > ".join(chosen.chunk.heading_path),
-                text=readable(chosen.chunk.text).strip(),
+                text=readable(chosen.chunk.text, fence_before(chunks, chosen)).strip(),
                 line=chosen.chunk.line_start,
                 rank=0,
                 tokens=0,

@@ -109,3 +109,21 @@ def test_engine_context_command(indexed_sample: Engine, capsys: pytest.CaptureFi
     with pytest.raises(SystemExit) as usage:
         main(["context", *common, "--depth", "-1"])
     assert usage.value.code == 2
+
+
+def test_a_source_cut_inside_a_code_block_reads_its_close_as_a_close(tmp_path: Path) -> None:
+    # Chunks are cut by words: the one holding the tip starts inside the fence above it.
+    code = "\n".join(f"step {i} of the build script" for i in range(40))
+    note = f"# Build\n\n```sh\n{code}\n```\n\n> [!tip]- Tip\n> The quokka lives on **Rottnest**, see [[Island]].\n"
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "Build.md").write_text(note, encoding="utf-8")
+    with Engine.open(vault, index_dir=tmp_path / "index", embedder=None) as engine:
+        engine.reindex()
+        chunks = engine._catalog.chunks_of_notes(["Build.md"])["Build.md"]  # the test's premise, read directly
+        held = next(c for c in chunks if "quokka" in c.chunk.text)
+        assert not held.chunk.text.lstrip().startswith("```sh")  # it starts inside the block
+        bundle = engine.context("quokka Rottnest", depth=0)
+    text = bundle.sources[0].text
+    assert "The quokka lives on Rottnest, see Island." in text
+    assert "```" not in text and "[!tip]" not in text and "**" not in text

@@ -106,10 +106,10 @@ def build_snippet(
         return Snippet(text="", heading="", line=1)
     patterns = _phrase_patterns(phrases)
     chosen = best_chunk(chunks, hint_terms, preferred_chunk_id, phrases)
-    return _window(chosen, matches, patterns, _fence_before(chunks, chosen))
+    return _window(chosen, matches, patterns, fence_before(chunks, chosen))
 
 
-def _fence_before(chunks: Sequence[StoredChunk], chosen: StoredChunk) -> Fence:
+def fence_before(chunks: Sequence[StoredChunk], chosen: StoredChunk) -> Fence:
     """The code fence `chosen` starts inside, read from the note's chunks before it.
 
     Chunks are cut by words, so one may start in the middle of a code block: read alone,
