@@ -194,3 +194,40 @@ def test_removing_a_chip_searches_the_query_without_it(engine: Engine) -> None:
         '"vector tiles"': "-android tag:maps",
         "-android": '"vector tiles" tag:maps',
     }
+
+
+def test_a_filter_is_tested_against_the_notes_once_while_its_words_are_typed(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from engine.search import filters
+
+    tests_made: list[str] = []
+    real = filters._test
+
+    def counted(query_filter: filters.QueryFilter) -> object:
+        tests_made.append(query_filter.value)
+        return real(query_filter)
+
+    monkeypatch.setattr(filters, "_test", counted)
+    typed = [engine.search(f"path:maps {word}", as_you_type=True) for word in ("t", "ti", "til", "tile", "tiles")]
+    assert tests_made.count("maps") <= 1, "the same filter on every keystroke: its notes remembered"
+    assert all(h.path.startswith("Maps/") for r in typed for h in r.hits)
+    assert paths(engine, "tiles path:maps") == paths(engine, "tiles path:Maps") != []
+
+
+@pytest.mark.parametrize(
+    ("path", "prefix", "starts"),
+    [
+        ("Maps/Vector Tiles.md", "maps", True),
+        ("Maps/Vector Tiles.md", "vector", True),
+        ("Maps/Vector Tiles.md", "maps/vec", True),
+        ("Maps/Vector Tiles.md", "tiles", False),
+        ("Reference/Archive/Old.md", "archive/o", True),
+        ("Reference/Archive/Old.md", "ence", False),
+        ("a/b", "", True),
+    ],
+)
+def test_a_path_filter_matches_the_path_or_a_part_after_a_slash(path: str, prefix: str, starts: bool) -> None:
+    from engine.search.filters import _path_starts
+
+    assert _path_starts(path, prefix) is starts
