@@ -60,8 +60,12 @@ class OnnxEmbedder:
         except Exception as exc:  # onnxruntime raises its own untyped errors
             raise ModelUnavailable(f"could not load {model_path.name}: {exc}") from exc
         self._model_path = model_path
-        self._query_session: Any = None  # made at the first query (query_session_options)
+        self._query_session: Any = None  # query_session_options; built in the background
         self._query_session_lock = threading.Lock()
+        # Building it takes about a quarter of a second: done while the engine opens and the
+        # user starts typing, not at the first query (which waits for it if it comes first).
+        if type(self).embed_query is OnnxEmbedder.embed_query:  # a subclass may embed queries its own way
+            threading.Thread(target=self._for_queries, name="query-session", daemon=True).start()
         self._tokenizer_path = tokenizer_path
         self._counter: Any = None  # an untruncated tokenizer for `text_tokens`, loaded when first asked
         self._tokenizer.enable_truncation(max_tokens)
@@ -178,15 +182,12 @@ def _return_freed_heap() -> None:
     """Hand the heap freed while a session was built back to the system (glibc keeps
     about 70 MB of it otherwise); a no-op where there is no glibc."""
     import ctypes
-    import ctypes.util
 
-    name = ctypes.util.find_library("c")
-    if name is None:
-        return
     try:
-        ctypes.CDLL(name).malloc_trim(0)
-    except (OSError, AttributeError):  # not glibc: nothing to trim
+        trim = ctypes.CDLL(None).malloc_trim  # the process's own symbols: glibc's, on Linux
+    except (OSError, AttributeError, TypeError):  # not glibc (or no dlopen of the process)
         return
+    trim(0)
 
 
 def _session(ort: Any, model_path: Path, options: Any) -> Any:
