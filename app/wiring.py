@@ -28,10 +28,13 @@ def open_engine(
 
     directory = index_dir or (Path(config.index_dir) if config.index_dir else None)
     if no_model:
-        return Engine.open(vault, config.engine, index_dir=directory, embedder=None)
-    if embedder is _DEFAULT_EMBEDDER:
-        return Engine.open(vault, config.engine, index_dir=directory)
-    return Engine.open(vault, config.engine, index_dir=directory, embedder=embedder)
+        engine = Engine.open(vault, config.engine, index_dir=directory, embedder=None)
+    elif embedder is _DEFAULT_EMBEDDER:
+        engine = Engine.open(vault, config.engine, index_dir=directory)
+    else:
+        engine = Engine.open(vault, config.engine, index_dir=directory, embedder=embedder)
+    engine.prepare_for_typing()  # the front ends stay open: the first keystrokes find the tables built
+    return engine
 
 
 def build_app(

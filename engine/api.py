@@ -145,6 +145,7 @@ class Engine:
         self._reindex_lock = threading.Lock()
         self._turn = threading.Condition()
         self._waiting_writers = 0
+        self._prepare_tables = False  # set by prepare_for_typing: rebuild them after each change
         # Set when a reindex stopped half-way (a full disk): the catalog may hold notes
         # that the derived indexes and the link table do not reflect yet.
         self._derived_lag = False
@@ -186,7 +187,8 @@ class Engine:
             vectors=self._vectors,
             embedder=embedder,
             config=config,
-            on_catalog_change=self._searcher.refresh_titles,
+            on_catalog_change=self._catalog_changed,
+            on_notes_change=self._notes_changed,
         )
         self._seen_state = self._indexes.state()
         self._last_refresh_check = time.monotonic()
@@ -194,6 +196,38 @@ class Engine:
             # The notes are still on disk: rebuild the lexical index now; embedding
             # comes with the next reindex (cached vectors were salvaged where possible).
             self.reindex(embed=False)
+
+    def prepare_for_typing(self, *, wait: bool = False) -> None:
+        """Build, in the background, the tables that the first keystrokes would otherwise
+        build (the facts that filters read, the flat scan's titles: ~0.3 s at 10k notes),
+        now and again after every change of the catalog. For front ends that stay open;
+        a one-shot search does not need it. `wait` builds them before returning."""
+        self._prepare_tables = True
+        if wait:
+            self._searcher.prepare()
+        else:
+            self._prepare_in_background()
+
+    def _catalog_changed(self) -> None:
+        self._searcher.refresh_titles()
+        if self._prepare_tables:
+            self._prepare_in_background()
+
+    def _notes_changed(self) -> None:
+        self._searcher.refresh_facts()
+        if self._prepare_tables:
+            self._prepare_in_background()
+
+    def _prepare_in_background(self) -> None:
+        searcher = self._searcher
+
+        def prepare() -> None:
+            try:
+                searcher.prepare()
+            except Exception:  # the search path builds them itself; this is only ahead of time
+                log.debug("preparing the search tables failed", exc_info=True)
+
+        threading.Thread(target=prepare, name="prepare-search", daemon=True).start()
 
     def _open_indexes(self) -> None:
         self._indexes = Indexes(
@@ -277,7 +311,7 @@ class Engine:
         if state == self._seen_state:
             return False
         self._indexes.reload()
-        self._searcher.refresh_titles()
+        self._catalog_changed()
         self._seen_state = state  # only now: a refresh that failed half-way is tried again
         return True
 
@@ -442,7 +476,7 @@ class Engine:
         self._indexer.resolve_all_links()
         self._indexes.sync()
         self._graph.open(self._catalog)  # rebuilt unless the saved graph matches the catalog
-        self._searcher.refresh_titles()
+        self._catalog_changed()
         self._derived_lag = False
 
     def _writers_waiting(self) -> bool:

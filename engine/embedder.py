@@ -55,16 +55,17 @@ class OnnxEmbedder:
         except ImportError as exc:  # pragma: no cover - dependency missing
             raise ModelUnavailable(f"{exc.name} is not installed (pip install onnxruntime tokenizers)") from exc
         try:
-            options = ort.SessionOptions()
-            if threads:
-                options.intra_op_num_threads = threads
-            options.log_severity_level = 3
-            self._session = ort.InferenceSession(
-                str(model_path), sess_options=options, providers=["CPUExecutionProvider"]
-            )
+            self._session = _session(ort, model_path, batch_session_options(ort, threads))
             self._tokenizer = Tokenizer.from_file(str(tokenizer_path))
         except Exception as exc:  # onnxruntime raises its own untyped errors
             raise ModelUnavailable(f"could not load {model_path.name}: {exc}") from exc
+        self._model_path = model_path
+        self._query_session: Any = None  # query_session_options; built in the background
+        self._query_session_lock = threading.Lock()
+        # Building it takes about a quarter of a second: done while the engine opens and the
+        # user starts typing, not at the first query (which waits for it if it comes first).
+        if type(self).embed_query is OnnxEmbedder.embed_query:  # a subclass may embed queries its own way
+            threading.Thread(target=self._for_queries, name="query-session", daemon=True).start()
         self._tokenizer_path = tokenizer_path
         self._counter: Any = None  # an untruncated tokenizer for `text_tokens`, loaded when first asked
         self._tokenizer.enable_truncation(max_tokens)
@@ -103,7 +104,21 @@ class OnnxEmbedder:
 
     def run(self, feeds: dict[str, npt.NDArray[np.int64]]) -> Vectors:
         """Run the model on prepared inputs and pool to normalised sentence vectors."""
-        hidden: Any = self._session.run(None, feeds)[0]
+        return self._run_on(self._session, feeds)
+
+    def _for_queries(self) -> Any:
+        """The session that embeds queries: its own threads, so a keystroke never queues
+        behind a batch of the embedding backlog."""
+        with self._query_session_lock:
+            if self._query_session is None:
+                import onnxruntime as ort
+
+                self._query_session = _session(ort, self._model_path, query_session_options(ort))
+                _return_freed_heap()
+            return self._query_session
+
+    def _run_on(self, session: Any, feeds: dict[str, npt.NDArray[np.int64]]) -> Vectors:
+        hidden: Any = session.run(None, feeds)[0]
         mask = feeds["attention_mask"][..., None].astype(np.float32)
         summed = (hidden * mask).sum(axis=1)
         counts = np.clip(mask.sum(axis=1), 1e-9, None)
@@ -125,12 +140,58 @@ class OnnxEmbedder:
             if cached is not None:
                 self._cache.move_to_end(text)
                 return cached
-        vector: Vectors = self.embed([text])[0]
+        vector: Vectors = self._run_on(self._for_queries(), self.tokenize([text]))[0]
         with self._cache_lock:
             self._cache[text] = vector
             while len(self._cache) > self._cache_size:
                 self._cache.popitem(last=False)
         return vector
+
+
+# ONNX Runtime settings, chosen by measurement on 2 cores (docs/BENCHMARKS.md, "Embedding").
+# Batches: one intra-op thread per core (0), no spin-waiting between runs.
+BATCH_THREADS = 0
+BATCH_SPINNING = False
+# Queries (a dozen word pieces): one thread.
+QUERY_THREADS = 1
+
+
+def batch_session_options(ort: Any, threads: int = BATCH_THREADS) -> Any:
+    """Session options for embedding chunks in batches: `threads` intra-op threads (0: one per
+    core), the full graph optimisation, and threads that sleep between runs instead of
+    spinning (between two batches the cores tokenise, store and index vectors)."""
+    return _options(ort, threads, spinning=BATCH_SPINNING)
+
+
+def query_session_options(ort: Any) -> Any:
+    """Session options for one query while typing: a thread of its own, no spinning."""
+    return _options(ort, QUERY_THREADS, spinning=False)
+
+
+def _options(ort: Any, threads: int, *, spinning: bool) -> Any:
+    options = ort.SessionOptions()
+    if threads:
+        options.intra_op_num_threads = threads
+    options.log_severity_level = 3
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.add_session_config_entry("session.intra_op.allow_spinning", "1" if spinning else "0")
+    return options
+
+
+def _return_freed_heap() -> None:
+    """Hand the heap freed while a session was built back to the system (glibc keeps
+    about 70 MB of it otherwise); a no-op where there is no glibc."""
+    import ctypes
+
+    try:
+        trim = ctypes.CDLL(None).malloc_trim  # the process's own symbols: glibc's, on Linux
+    except (OSError, AttributeError, TypeError):  # not glibc (or no dlopen of the process)
+        return
+    trim(0)
+
+
+def _session(ort: Any, model_path: Path, options: Any) -> Any:
+    return ort.InferenceSession(str(model_path), sess_options=options, providers=["CPUExecutionProvider"])
 
 
 def embed_in_batches(

@@ -95,6 +95,7 @@ class Indexer:
         embedder: Embedder | None,
         config: EngineConfig,
         on_catalog_change: Callable[[], None] = lambda: None,
+        on_notes_change: Callable[[], None] = lambda: None,
     ) -> None:
         self._vault = vault
         self._catalog = catalog
@@ -103,7 +104,8 @@ class Indexer:
         self._vectors = vectors
         self._embedder = embedder
         self._config = config
-        self._on_catalog_change = on_catalog_change
+        self._on_catalog_change = on_catalog_change  # names (paths, titles, aliases) changed
+        self._on_notes_change = on_notes_change  # notes changed, their names the same
         self._stop = threading.Event()
         self._resolver: LinkResolver | None = None
         self._resolver_generation = -1  # the catalog generation the cached resolver saw last
@@ -195,6 +197,8 @@ class Indexer:
             self._resolve_links(changed_paths, titles_changed=names_changed)
             if names_changed:
                 self._on_catalog_change()
+            else:
+                self._on_notes_change()
         self._resolver_generation = self._catalog.generation
         timings["catalog"] = _since(started)
 

@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 
+from engine.query.parse import parse_query
 from engine.tools.bench import render
-from engine.tools.synth import SynthSpec, generate, keyword_queries
+from engine.tools.synth import SynthSpec, generate, keyword_queries, syntax_queries
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -57,6 +58,10 @@ def test_bench_json_has_every_measurement(bench_result: dict[str, Any]) -> None:
 
     assert r["update"]["failed"] == 0 and r["update"]["edits"] > 0
     assert r["update_to_searchable_ms"] > 0
+    syntax = r["search_ms_syntax"]
+    assert syntax["keystrokes"] > 6 and len(r["syntax_queries"]) == 6
+    assert 0 < syntax["p50"] <= syntax["p95"] <= syntax["max"]
+
     assert r["cold_open_ms"] > 0
     assert r["peak_rss_mb"]["indexing"] > 50 and r["peak_rss_mb"]["serving"] > 50
     assert r["index_bytes"] > 100_000
@@ -69,6 +74,7 @@ def test_bench_json_has_every_measurement(bench_result: dict[str, Any]) -> None:
 def test_bench_human_output_names_the_numbers(bench_result: dict[str, Any]) -> None:
     text = render(bench_result)
     assert "as-you-type" in text and "cold open" in text and "peak RSS" in text
+    assert "as-you-type in the query language" in text
     assert re.search(r"embedding: \d+ tokens/s vs raw model \d+ tokens/s", text)
 
 
@@ -140,3 +146,16 @@ def test_parser_bench_rejects_bad_sizes() -> None:
         capture_output=True, text=True, cwd=ROOT, timeout=60, check=False,
     )
     assert done.returncode == 2 and "whole KB" in done.stderr
+
+
+def test_syntax_queries_use_the_query_language(tmp_path: Path) -> None:
+    vault = generate(tmp_path / "v", SynthSpec(80, seed=3))
+    queries = syntax_queries(vault, 10, seed=4)
+    assert queries == syntax_queries(vault, 10, seed=4), "deterministic"
+    parsed = [parse_query(q, as_you_type=False) for q in queries]
+    assert any(p.filters and p.terms for p in parsed), "a filter plus words"
+    assert any(p.phrases for p in parsed), "a phrase"
+    assert any(p.excluded_words for p in parsed), "an exclusion"
+    vocabulary = {w.lower().strip(".,;:!?()[]#*\"'") for path in vault.paths for w in (vault.root / path).read_text().split()}
+    typos = [q for q, p in zip(queries, parsed, strict=True) if not p.has_syntax]
+    assert typos and all(q.split()[0] not in vocabulary for q in typos), "a word one slip away from the vault's"

@@ -273,3 +273,29 @@ def test_changing_the_model_re_embeds_and_changing_back_reuses_the_cache(folder:
         assert back.model == minilm_id and back.embedded_chunks == back.chunks
         assert engine.search("bread", as_you_type=False).channels["vectors"].status == "ok"
 
+
+
+# -- the bundled model's sessions (thread settings chosen in docs/BENCHMARKS.md) -----
+
+
+def test_a_query_runs_on_its_own_one_thread_session_and_embeds_as_a_batch_does() -> None:
+    import time
+
+    import onnxruntime as ort
+
+    from engine.embedder import batch_session_options, load_default_embedder, query_session_options
+
+    minilm = load_default_embedder()
+    deadline = time.monotonic() + 60
+    while minilm._query_session is None and time.monotonic() < deadline:  # built in the background
+        time.sleep(0.01)
+    assert minilm._query_session is not None, "ready before the first query, not built by it"
+    query = "who leads the offline sync rollout"
+    row = minilm.embed([query])[0]
+    assert float(row @ minilm.embed_query(query)) > 0.9999, "the query session is the same model"
+    sessions = (minilm._session, minilm._query_session)
+    assert sessions[1] is not None and sessions[1] is not sessions[0], "a keystroke never queues behind a batch"
+    one = query_session_options(ort)
+    assert one.intra_op_num_threads == 1
+    assert one.get_session_config_entry("session.intra_op.allow_spinning") == "0"
+    assert batch_session_options(ort).get_session_config_entry("session.intra_op.allow_spinning") == "0"

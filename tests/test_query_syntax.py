@@ -197,3 +197,103 @@ def test_removing_a_chip_searches_the_query_without_it(engine: Engine) -> None:
         '"vector tiles"': "-android tag:maps",
         "-android": '"vector tiles" tag:maps',
     }
+
+
+def test_a_filter_is_tested_against_the_notes_once_while_its_words_are_typed(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from engine.search import filters
+
+    tests_made: list[str] = []
+    real = filters._test
+
+    def counted(query_filter: filters.QueryFilter) -> object:
+        tests_made.append(query_filter.value)
+        return real(query_filter)
+
+    monkeypatch.setattr(filters, "_test", counted)
+    typed = [engine.search(f"path:maps {word}", as_you_type=True) for word in ("t", "ti", "til", "tile", "tiles")]
+    assert tests_made.count("maps") <= 1, "the same filter on every keystroke: its notes remembered"
+    assert all(h.path.startswith("Maps/") for r in typed for h in r.hits)
+    assert paths(engine, "tiles path:maps") == paths(engine, "tiles path:Maps") != []
+
+
+@pytest.mark.parametrize(
+    ("path", "prefix", "starts"),
+    [
+        ("Maps/Vector Tiles.md", "maps", True),
+        ("Maps/Vector Tiles.md", "vector", True),
+        ("Maps/Vector Tiles.md", "maps/vec", True),
+        ("Maps/Vector Tiles.md", "tiles", False),
+        ("Reference/Archive/Old.md", "archive/o", True),
+        ("Reference/Archive/Old.md", "ence", False),
+        ("a/b", "", True),
+    ],
+)
+def test_a_path_filter_matches_the_path_or_a_part_after_a_slash(path: str, prefix: str, starts: bool) -> None:
+    from engine.search.filters import _path_starts
+
+    assert _path_starts(path, prefix) is starts
+
+
+def test_tables_prepared_ahead_are_used_and_a_change_while_preparing_drops_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import time
+
+    from engine.search import searcher as searcher_module
+
+    vault = tmp_path / "vault"
+    for rel, text in NOTES.items():
+        (vault / rel).parent.mkdir(parents=True, exist_ok=True)
+        (vault / rel).write_text(text, encoding="utf-8")
+    built: list[int] = []
+    real = searcher_module.FactsTable
+
+    def counted(catalog: object) -> object:
+        built.append(1)
+        return real(catalog)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(searcher_module, "FactsTable", counted)
+    with Engine.open(vault, index_dir=tmp_path / "index", embedder=HashEmbedder()) as eng:
+        eng.reindex()
+        eng.prepare_for_typing(wait=True)
+        assert len(built) == 1 and eng._searcher._scan is not None
+        assert paths(eng, "tag:decision postgres", typing=True) == ["Decisions/Postgres.md"]
+        assert len(built) == 1, "the first filtered keystroke found the facts ready"
+
+        # A note gains a tag: the tables are built again in the background, from the new catalog.
+        note = vault / "Inbox/Quokka.md"
+        note.write_text("---\ntags: [decision]\n---\n" + note.read_text(encoding="utf-8"), encoding="utf-8")
+        eng.reindex(["Inbox/Quokka.md"])
+        deadline = time.monotonic() + 60
+        while eng._searcher._facts is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert len(built) >= 2
+        assert "Inbox/Quokka.md" in paths(eng, "tag:decision")
+
+        # The catalog changes while a table is being read: that table is dropped, not kept.
+        def changing(catalog: object) -> object:
+            table = real(catalog)  # type: ignore[arg-type]
+            eng._searcher.refresh_titles()
+            return table
+
+        monkeypatch.setattr(searcher_module, "FactsTable", changing)
+        eng._searcher.refresh_titles()
+        eng._searcher.prepare()
+        assert eng._searcher._facts is None and eng._searcher._scan is None
+
+
+def test_a_tag_an_edit_adds_is_filtered_at_once(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    for rel, text in NOTES.items():
+        (vault / rel).parent.mkdir(parents=True, exist_ok=True)
+        (vault / rel).write_text(text, encoding="utf-8")
+    with Engine.open(vault, index_dir=tmp_path / "index", embedder=HashEmbedder()) as eng:
+        eng.reindex()
+        assert "Inbox/Quokka.md" not in paths(eng, "tag:decision")  # the facts are read now
+        note = vault / "Inbox/Quokka.md"
+        note.write_text("---\ntags: [decision]\nstatus: open\n---\n" + note.read_text(encoding="utf-8"), encoding="utf-8")
+        eng.reindex(["Inbox/Quokka.md"])  # its title and aliases stay the same
+        assert "Inbox/Quokka.md" in paths(eng, "tag:decision")
+        assert "Inbox/Quokka.md" in paths(eng, "[status:open]")

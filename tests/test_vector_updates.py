@@ -142,3 +142,54 @@ def test_a_repeated_vector_search_is_answered_from_memory_until_the_index_change
         assert eng._vectors._answers == {}, "an edit forgets the remembered answers"
         fresh = eng.search("offline sync me", channels=("vectors",))
         assert "Glossary/CRDT.md" in [h.path for h in fresh.hits]
+
+
+class _CountingIndex:
+    """The FAISS index, counting the calls that read stored vectors back."""
+
+    def __init__(self, index: object) -> None:
+        self._index = index
+        self.reads = 0
+
+    def __getattr__(self, name: str) -> object:
+        if name in ("reconstruct", "reconstruct_batch", "reconstruct_n"):
+            self.reads += 1
+        return getattr(self._index, name)
+
+
+def test_a_filtered_vector_search_compares_the_filters_chunks_exactly_and_reads_them_once(
+    sample_copy: Path, tmp_path: Path
+) -> None:
+    import numpy as np
+
+    from engine.query.parse import parse_query
+    from engine.search.filters import FactsTable
+
+    with Engine.open(sample_copy, index_dir=tmp_path / "index", embedder=HashEmbedder()) as eng:
+        eng.reindex()
+        query = "tag:daily offline sync"
+        first = eng.search(query, channels=("vectors",), as_you_type=False)
+        kept = FactsTable(eng._catalog).matching(parse_query(query).filters)
+        assert 3 <= len(kept) < len(eng.notes())
+        assert first.hits and {h.path for h in first.hits} <= kept
+        # The reference: every chunk of the filter's notes, compared exactly.
+        vectors = dict(eng._catalog.chunk_vectors(eng._embedder.model_id))  # type: ignore[union-attr]
+        owners = eng._catalog.chunk_owners()
+        wanted = eng._embedder.embed_query("offline sync")  # type: ignore[union-attr]
+        best: dict[str, float] = {}
+        for cid, path in owners.items():
+            if path in kept and cid in vectors:
+                best[path] = max(best.get(path, -2.0), float(np.dot(vectors[cid], wanted)))
+        expected = sorted(best, key=lambda p: -best[p])[: len(first.hits)]
+        assert [h.path for h in first.hits] == expected
+        counting = _CountingIndex(eng._vectors._index)
+        eng._vectors._index = counting
+        again = eng.search("tag:daily offline sync merge", channels=("vectors",), as_you_type=False)
+        assert again.hits and {h.path for h in again.hits} <= kept
+        assert counting.reads == 0, "the same filter on the next keystroke reads no stored vector again"
+        eng._vectors._index = counting._index
+        daily = sorted(kept)[0]
+        _append(sample_copy, daily, "\n\n## Merge\n\nOffline sync merge replicas merge.\n")
+        eng.reindex([daily])
+        fresh = eng.search("tag:daily offline sync merge", channels=("vectors",), as_you_type=False)
+        assert fresh.hits[0].path == daily, "an edit inside the filter is compared at once"

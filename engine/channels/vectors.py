@@ -69,6 +69,10 @@ class VectorChannel:
         # same, and so does its answer.
         self._answers: OrderedDict[tuple[str, int], ChannelAnswer] = OrderedDict()
         self._version = 0  # bumped by every change to what a search can return
+        # For filtered searches, per version: each note's live chunk ids, and the last
+        # filter's chunk ids with their vectors (the filter stays while its words change).
+        self._live_by_note: tuple[int, dict[str, list[int]], dict[str, int]] | None = None
+        self._filtered: tuple[int, frozenset[str], list[int], npt.NDArray[np.float32]] | None = None
         self._index: Any = None
         if embedder is not None:  # without a model nothing is searched: FAISS and the file stay unread
             import faiss
@@ -358,12 +362,14 @@ class VectorChannel:
     def _search_within(self, vector: npt.NDArray[np.float32], candidates: Collection[str], limit: int) -> ChannelAnswer:
         """Exact search over the chunks of a filter's candidate notes (every one of them is compared)."""
         with self._lock:
-            wanted = set(candidates)
-            ids = [cid for cid, path in self._owners.items() if path in wanted and cid not in self._tombstones]
-            if not ids:
-                return ChannelAnswer(hits=())
-            present = self.indexed_ids() | set(self._strays)
-            ids = [cid for cid in ids if cid in present]
+            cached = self._filtered
+            if cached is not None and cached[0] == self._version and cached[1] == candidates:
+                return self._exact_among(cached[2], cached[3], vector[0], limit)
+            live, first_seen = self._live_chunks_by_note()
+            # Notes in the order of their first chunk in the owner map, as a scan of it
+            # would meet them (equal scores then rank as they always did).
+            notes = sorted((path for path in candidates if path in live), key=first_seen.__getitem__)
+            ids = [cid for path in notes for cid in live[path]]
             if not ids:
                 return ChannelAnswer(hits=())
             owners = self._owners
@@ -382,8 +388,16 @@ class VectorChannel:
                     if path not in best_broad or score > best_broad[path][0]:
                         best_broad[path] = (score, cid)
                 return _pooled(best_broad, limit)
-            matrix = np.vstack([self._vector_of(cid) for cid in ids])
-        scores = matrix @ vector[0]
+            matrix = self._vectors_of(ids)
+            self._filtered = (self._version, frozenset(candidates), ids, matrix)
+            return self._exact_among(ids, matrix, vector[0], limit)
+
+    def _exact_among(
+        self, ids: list[int], matrix: npt.NDArray[np.float32], vector: npt.NDArray[np.float32], limit: int
+    ) -> ChannelAnswer:
+        """Each note's best chunk among `ids` (rows of `matrix`) by exact inner product."""
+        scores = matrix @ vector
+        owners = self._owners
         best: dict[str, tuple[float, int]] = {}
         for score, cid in zip(scores.tolist(), ids, strict=True):
             path = owners[cid]
@@ -391,11 +405,34 @@ class VectorChannel:
                 best[path] = (float(score), int(cid))
         return _pooled(best, limit)
 
-    def _vector_of(self, chunk_id: int) -> npt.NDArray[np.float32]:
-        stray = self._strays.get(chunk_id)
-        if stray is not None:
-            return stray
-        return np.asarray(self._index.reconstruct(int(chunk_id)), dtype=np.float32)
+    def _live_chunks_by_note(self) -> tuple[dict[str, list[int]], dict[str, int]]:
+        """Each note's chunk ids that have a live vector (in the index or exact list) and
+        each note's place in the owner map, once per version: a filtered keystroke reads
+        its candidates' chunks, not every chunk."""
+        cached = self._live_by_note
+        if cached is not None and cached[0] == self._version:
+            return cached[1], cached[2]
+        present = self.indexed_ids() | (set(self._strays) - self._tombstones)
+        by_note: dict[str, list[int]] = {}
+        for cid, path in self._owners.items():
+            if cid in present:
+                by_note.setdefault(path, []).append(cid)
+        first_seen = {path: place for place, path in enumerate(by_note)}
+        self._live_by_note = (self._version, by_note, first_seen)
+        return by_note, first_seen
+
+    def _vectors_of(self, ids: list[int]) -> npt.NDArray[np.float32]:
+        """The vectors of `ids`, one row each: the exact list's copy, else the index's (in one call)."""
+        matrix = np.empty((len(ids), self._dims), dtype=np.float32)
+        in_index = [row for row, cid in enumerate(ids) if cid not in self._strays]
+        if in_index:
+            wanted = np.asarray([ids[row] for row in in_index], dtype=np.int64)
+            matrix[in_index] = self._index.reconstruct_batch(wanted)
+        for row, cid in enumerate(ids):
+            stray = self._strays.get(cid)
+            if stray is not None:
+                matrix[row] = stray
+        return matrix
 
     def _changed(self) -> None:
         """What a search can return changed: forget the remembered answers (the caller holds the lock)."""

@@ -41,6 +41,10 @@ class FlatScan:
         self._by_word: dict[str, set[str]] | None = None
         self._by_shape: dict[str, set[str]] = {}  # a word with one letter dropped → words
 
+    def build(self) -> None:
+        """Build the word tables now rather than at the first scan."""
+        self._index()
+
     def _index(self) -> dict[str, set[str]]:
         if self._by_word is None:
             by_word: dict[str, set[str]] = {}

@@ -20,6 +20,8 @@ from engine.query.parse import QueryFilter
 __all__ = ["FactsTable", "NoteFacts", "phrase_key", "text_has_phrase"]
 
 _SPACES = re.compile(r"\s+")
+# Filters whose notes are remembered per table (a few queries' worth).
+_FILTERS_REMEMBERED = 32
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,7 @@ class FactsTable:
 
     def __init__(self, catalog: Catalog) -> None:
         self.notes: dict[str, NoteFacts] = {}
+        self._remembered: dict[tuple[object, ...], frozenset[str]] = {}
         for path, tags, mtime, raw in catalog.note_facts():
             try:
                 data = json.loads(raw) if raw else {}
@@ -55,8 +58,21 @@ class FactsTable:
         """The notes every filter keeps."""
         kept = set(self.notes)
         for query_filter in filters:
+            kept &= self._kept_by(query_filter)
+        return kept
+
+    def _kept_by(self, query_filter: QueryFilter) -> frozenset[str]:
+        """The notes one filter keeps, remembered: while the words after a filter are typed,
+        each keystroke asks for the same filter again (the table lives one catalog generation)."""
+        key = (query_filter.kind, query_filter.value.casefold(), query_filter.prop_value, query_filter.negated,
+               query_filter.start, query_filter.end)  # fmt: skip
+        kept = self._remembered.get(key)
+        if kept is None:
             test = _test(query_filter)
-            kept = {path for path in kept if test(self.notes[path]) != query_filter.negated}
+            kept = frozenset(path for path, note in self.notes.items() if test(note) != query_filter.negated)
+            self._remembered[key] = kept
+            while len(self._remembered) > _FILTERS_REMEMBERED:
+                del self._remembered[next(iter(self._remembered))]
         return kept
 
     def recent_first(self, paths: Collection[str]) -> list[str]:
@@ -88,10 +104,8 @@ def _test(query_filter: QueryFilter) -> Callable[[NoteFacts], bool]:
 
 def _path_starts(path: str, prefix: str) -> bool:
     """Whether the vault path, or the path below any of its folders, starts with `prefix`."""
-    lowered = path.casefold()
-    if lowered.startswith(prefix):
-        return True
-    return any(lowered[at + 1 :].startswith(prefix) for at, char in enumerate(lowered) if char == "/")
+    # "/a/b.md" holds "/p" exactly where the path or a part after one of its slashes starts with p.
+    return f"/{prefix}" in f"/{path.casefold()}"
 
 
 def _date(text: str) -> dt.date | None:

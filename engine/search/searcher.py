@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import bisect
 import logging
+import threading
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -133,14 +134,45 @@ class Searcher:
         self._kinds = _note_kinds(catalog, stem, lexicon)
         self._notes_with = notes_with
         self._facts: FactsTable | None = None  # read on the first filtered query after a change
+        # Guards the two tables above against a `prepare` that read the catalog before a change.
+        self._tables_lock = threading.Lock()
+        self._tables_generation = 0
         self._chunks = NoteChunks(catalog)
 
     def refresh_titles(self) -> None:
         """Reload the title/alias floor table and the note kinds after the catalog changed."""
-        self._titles = TitleIndex(self._catalog)
-        self._kinds = _note_kinds(self._catalog, self._stem, self._lexicon)
-        self._facts = None
-        self._scan = None
+        titles = TitleIndex(self._catalog)
+        kinds = _note_kinds(self._catalog, self._stem, self._lexicon)
+        with self._tables_lock:
+            self._titles, self._kinds = titles, kinds
+            self._facts = None
+            self._scan = None
+            self._tables_generation += 1
+
+    def refresh_facts(self) -> None:
+        """Forget the facts filters read (tags, properties, tasks, dates) after notes changed."""
+        with self._tables_lock:
+            self._facts = None
+            self._tables_generation += 1
+
+    def prepare(self) -> None:
+        """Build the tables a first keystroke would otherwise build: the facts filters read
+        and the flat scan's titles (about 0.3 s at 10k notes). Safe beside searches and
+        catalog changes: a table read before a change is dropped."""
+        with self._tables_lock:
+            generation, titles = self._tables_generation, self._titles
+            facts_wanted, scan_wanted = self._facts is None, self._scan is None
+        facts = FactsTable(self._catalog) if facts_wanted else None
+        scan = _flat_scan_of(titles) if scan_wanted else None
+        if scan is not None:
+            scan.build()
+        with self._tables_lock:
+            if generation != self._tables_generation:
+                return
+            if facts is not None and self._facts is None:
+                self._facts = facts
+            if scan is not None and self._scan is None:
+                self._scan = scan
 
     def plan(self, raw: str, *, as_you_type: bool = True) -> QueryPlan:
         """What the engine reads from a query (see engine/query/plan.py)."""
@@ -420,12 +452,7 @@ class Searcher:
     def _flat_scan(self) -> FlatScan:
         scan = self._scan
         if scan is None:
-            titles = self._titles
-            names: dict[str, list[str]] = {}
-            for key, paths in (*titles.titles.items(), *titles.aliases.items()):
-                for path in paths:
-                    names.setdefault(path, []).append(key)
-            scan = self._scan = FlatScan(names)
+            scan = self._scan = _flat_scan_of(self._titles)
         return scan
 
     def _asked_kind(self, plan: QueryPlan, answer_notes: frozenset[str]) -> AskedKind:
@@ -779,3 +806,12 @@ def _typed_words(terms: Sequence[str], plan: QueryPlan) -> tuple[str, ...]:
 def _content_first(terms: tuple[str, ...], stop_words: frozenset[str]) -> tuple[str, ...]:
     """Matched terms with content words before stop words (badges show the first few)."""
     return tuple(sorted(terms, key=lambda term: term in stop_words))
+
+
+def _flat_scan_of(titles: TitleIndex) -> FlatScan:
+    """The flat scan over every note's title and aliases."""
+    names: dict[str, list[str]] = {}
+    for key, paths in (*titles.titles.items(), *titles.aliases.items()):
+        for path in paths:
+            names.setdefault(path, []).append(key)
+    return FlatScan(names)

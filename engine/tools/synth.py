@@ -329,5 +329,55 @@ def keyword_queries(vault: SynthVault, count: int, seed: int = 7) -> list[str]:
     return queries
 
 
+def syntax_queries(vault: SynthVault, count: int, seed: int = 11) -> list[str]:
+    """Queries in the query language over a synthetic vault, one feature each in turn:
+    a filter plus words, a phrase from a note, an exclusion, a typo (one edit), a folder
+    or date filter with a name."""
+    rng = random.Random(seed)
+    pool = _DOMAIN
+    queries: list[str] = []
+    while len(queries) < count:
+        kind = len(queries) % 5
+        if kind == 0:
+            queries.append(f"tag:{rng.choice(pool)} {rng.choice(pool)} {rng.choice(pool)}")
+        elif kind == 1:
+            queries.append(_phrase_query(vault, rng) or f'"{rng.choice(pool)} {rng.choice(pool)}"')
+        elif kind == 2:
+            queries.append(f"{rng.choice(pool)} {rng.choice(pool)} -{rng.choice(pool)}")
+        elif kind == 3:
+            word = rng.choice([w for w in pool if len(w) >= 5])
+            name = rng.choice(vault.people).split()[0] if vault.people else rng.choice(pool)
+            queries.append(f"{_one_edit(word, rng)} {name.lower()}")
+        elif vault.projects:
+            folder = rng.choice(("path:Meetings", "after:2023-01-01", "path:Projects"))
+            queries.append(f"{folder} {rng.choice(vault.projects).split()[0].lower()} {rng.choice(pool)}")
+        else:
+            queries.append(f"after:2023-01-01 {rng.choice(pool)}")
+    return queries
+
+
+def _phrase_query(vault: SynthVault, rng: random.Random) -> str | None:
+    """Two adjacent words of a real note's body, quoted (a phrase the vault holds)."""
+    if not vault.paths:
+        return None
+    text = (vault.root / rng.choice(vault.paths)).read_text(encoding="utf-8")
+    words = [w for w in text.split("---")[-1].split() if w.isalpha() and len(w) > 2]
+    if len(words) < 2:
+        return None
+    start = rng.randrange(len(words) - 1)
+    return f'"{words[start].lower()} {words[start + 1].lower()}"'
+
+
+def _one_edit(word: str, rng: random.Random) -> str:
+    """The word with one typing slip: two letters swapped, one dropped or one doubled."""
+    at = rng.randrange(1, len(word) - 1)
+    slip = rng.randrange(3)
+    if slip == 0 and word[at] != word[at + 1]:
+        return word[:at] + word[at + 1] + word[at] + word[at + 2 :]
+    if slip != 2:
+        return word[:at] + word[at + 1 :]
+    return word[:at] + word[at] + word[at:]
+
+
 def _roman(number: int) -> str:
     return f"{number % 97 + 2}"
