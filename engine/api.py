@@ -203,6 +203,9 @@ class Engine:
         now and again after every change of the catalog. For front ends that stay open;
         a one-shot search does not need it. `wait` builds them before returning."""
         self._prepare_tables = True
+        prepare_queries = getattr(self._embedder, "prepare_queries", None)
+        if callable(prepare_queries):
+            prepare_queries()  # the model's query session, in the background
         if wait:
             self._searcher.prepare()
         else:

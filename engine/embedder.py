@@ -60,12 +60,9 @@ class OnnxEmbedder:
         except Exception as exc:  # onnxruntime raises its own untyped errors
             raise ModelUnavailable(f"could not load {model_path.name}: {exc}") from exc
         self._model_path = model_path
-        self._query_session: Any = None  # query_session_options; built in the background
+        self._query_session: Any = None  # query_session_options; built by prepare_queries or the first query
         self._query_session_lock = threading.Lock()
-        # Building it takes about a quarter of a second: done while the engine opens and the
-        # user starts typing, not at the first query (which waits for it if it comes first).
-        if type(self).embed_query is OnnxEmbedder.embed_query:  # a subclass may embed queries its own way
-            threading.Thread(target=self._for_queries, name="query-session", daemon=True).start()
+        self._preparing: threading.Thread | None = None
         self._tokenizer_path = tokenizer_path
         self._counter: Any = None  # an untruncated tokenizer for `text_tokens`, loaded when first asked
         self._tokenizer.enable_truncation(max_tokens)
@@ -105,6 +102,19 @@ class OnnxEmbedder:
     def run(self, feeds: dict[str, npt.NDArray[np.int64]]) -> Vectors:
         """Run the model on prepared inputs and pool to normalised sentence vectors."""
         return self._run_on(self._session, feeds)
+
+    def prepare_queries(self) -> threading.Thread | None:
+        """Build the query session in the background (about a quarter of a second), for a
+        front end that stays open: the first keystroke then finds it ready. A one-shot
+        search builds it at its query instead. The thread is not a daemon: a process that
+        exits meanwhile waits for it (onnxruntime aborts when torn down mid-build)."""
+        if type(self).embed_query is not OnnxEmbedder.embed_query:  # a subclass embeds queries its own way
+            return None
+        with self._query_session_lock:
+            if self._query_session is None and self._preparing is None:
+                self._preparing = threading.Thread(target=self._for_queries, name="query-session")
+                self._preparing.start()
+            return self._preparing
 
     def _for_queries(self) -> Any:
         """The session that embeds queries: its own threads, so a keystroke never queues
