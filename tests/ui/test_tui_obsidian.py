@@ -355,3 +355,24 @@ def test_a_long_dialog_question_wraps(make_obsidian_app: Callable[..., CairnApp]
             assert " ".join(shown.split()) == question, "every word of the question is on screen"
 
     run(body())
+
+
+def test_numbered_tasks_show_their_box_and_done_ones_are_struck_through(
+    make_obsidian_app: Callable[..., CairnApp], obsidian_engine: Engine
+) -> None:
+    (obsidian_engine.vault / "Numbered.md").write_text(
+        "# Numbered\n\n1. [ ] call the printer\n2. [x] book the room\n3. plain step\n", encoding="utf-8"
+    )
+    obsidian_engine.reindex(["Numbered.md"])
+
+    async def body() -> None:
+        app = make_obsidian_app()
+        async with app.run_test(size=WIDE) as pilot:
+            view = await _open(pilot, "Numbered.md")
+            symbols = [bullet.symbol.strip() for bullet in view.query(MarkdownBullet)]
+            assert symbols == ["1. ☐", "2. ☑", "3."]
+            done = [row.query_one(NoteParagraph) for row in view.query("NoteOrderedList > Horizontal.-done")]
+            assert [p._content.plain for p in done] == ["book the room"]
+            assert done[0].styles.text_style.strike, "a done task is struck through in a numbered list too"
+
+    run(body())

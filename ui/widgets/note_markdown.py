@@ -32,6 +32,8 @@ from textual.widgets._markdown import (
     MarkdownH5,
     MarkdownH6,
     MarkdownListItem,
+    MarkdownOrderedList,
+    MarkdownOrderedListItem,
     MarkdownParagraph,
     MarkdownTD,
     MarkdownTH,
@@ -244,6 +246,36 @@ class NoteBulletList(MarkdownBulletList):
         self._blocks.clear()
 
 
+class NoteOrderedListItem(MarkdownOrderedListItem):
+    """A numbered item; a task shows its box after the number (`1. ☑`)."""
+
+    def __init__(self, markdown: Markdown, token: Token, bullet: str) -> None:
+        super().__init__(markdown, token, bullet)
+        task = token.meta.get("task")
+        self.box = "" if task is None else "☐ " if task == " " else "☑ "
+        self.set_class(task is not None and task != " ", "-done")
+
+
+class NoteOrderedList(MarkdownOrderedList):
+    """Textual's numbered list, whose rows keep their item's classes and task boxes."""
+
+    def compose(self) -> ComposeResult:
+        items = [block for block in self._blocks if isinstance(block, MarkdownListItem)]
+        start = 1
+        if items:
+            try:
+                start = int(items[0].bullet)
+            except ValueError:
+                pass
+        symbols = [f"{number}. " + (getattr(item, "box", "")) for number, item in enumerate(items, start)]
+        width = max((len(symbol) for symbol in symbols), default=0)
+        for symbol, item in zip(symbols, items, strict=True):
+            bullet = MarkdownBullet()
+            bullet.symbol = symbol.rjust(width + 1)
+            yield Horizontal(bullet, Vertical(*item._blocks), classes="-done" if item.has_class("-done") else "")
+        self._blocks.clear()
+
+
 class NoteH1(_Inline, MarkdownH1):
     pass
 
@@ -291,6 +323,8 @@ class NoteMarkdown(Markdown):
         "blockquote_open": NoteQuote,
         "list_item_unordered_open": NoteListItem,
         "bullet_list_open": NoteBulletList,
+        "list_item_ordered_open": NoteOrderedListItem,
+        "ordered_list_open": NoteOrderedList,
         "th_open": NoteTH,
         "td_open": NoteTD,
     }
