@@ -26,11 +26,18 @@ class FusionConfig:
     answer_kind_factor: float = 0.5
     # When the query names a kind of note (a folder: "companies", "people"), other notes' votes count this much.
     kind_factor: float = 0.5
+    # When the query names a relation the vault writes ("who invested in X"), and the graph
+    # knows notes joined to X by it: every channel's vote for a note joined to X only by
+    # another relation (its founder) counts this much (1 turns it off).
+    other_relation_factor: float = 0.5
     keyword_coverage_power: float = 1.0
     idf_coverage: bool = True
     entity_coverage_power: float = 0.5
     seed_confirm_rank: int = 3
     seed_confirm_boost: float = 2.0
+    # The boost is scaled by how much of the query the names cover (** entity_coverage_power):
+    # a name in a long question is a small part of what it asks (docs/QUALITY.md).
+    seed_confirm_coverage: bool = True
     vector_confidence_power: float = 1.0
     # The least a graph vote counts when the walk started from the top chunks' entities.
     chunk_seed_factor: float = 0.5
@@ -102,6 +109,9 @@ class GraphConfig:
     # and what the best-placed of those entities weighs as a seed (a query's name weighs 1).
     chunk_seed_notes: int = 5
     chunk_seed_weight: float = 1.0
+    # A name typed all in lower case seeds only if one of its words is in at most this
+    # share of the notes (or it is the whole query); 0 takes every match (docs/QUALITY.md).
+    common_name_share: float = 0.05
 
     def __post_init__(self) -> None:
         if self.seeding not in GRAPH_SEEDINGS:

@@ -192,6 +192,8 @@ def results_to_json(results: SearchResults) -> dict[str, Any]:
         "entities": {
             "recognized": list(results.recognized_entities),
             "expanded": list(results.expanded_entities),
+            "named_because": [{"text": text, "because": why} for text, why in results.named_because],
+            "not_names": [{"text": text, "because": why} for text, why in results.not_names],
         },
         "asked_kind": results.asked_kind.label or None,
         "kind_hops": list(results.kind_hops),

@@ -300,6 +300,10 @@ class SearchResults:
     channels: dict[ChannelName, ChannelStatus]
     recognized_entities: tuple[str, ...] = ()
     expanded_entities: tuple[str, ...] = ()
+    # Why each name the query was read to say is one ("written as a name", "the whole
+    # query", "a rare word in the vault"), and the titles it matched only as common words.
+    named_because: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+    not_names: tuple[tuple[str, str], ...] = field(default=(), compare=False)
     total_ms: float = 0.0
     # The notes of the kind a who-question asks for (people), when the vault says
     # which notes those are; empty otherwise. Fusion ranks the others lower.

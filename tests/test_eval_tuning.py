@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from engine.config import FusionConfig
@@ -102,3 +104,23 @@ def test_graph_votes_for_the_asked_for_kind_count_fully() -> None:
     typed = graph_factors(text, ["Demo Day W30"], reached, {}, config, frozenset({"people/mia.md"}))["graph"]
     assert typed["people/mia.md"] == plain["people/mia.md"]
     assert typed["meetings/w31.md"] == pytest.approx(0.5 * plain["meetings/w31.md"])
+
+
+def test_a_confirmed_seed_boosts_the_graph_as_far_as_its_names_cover_the_query() -> None:
+    """A name the text channels also rank first lends the graph `seed_confirm_boost`, scaled
+    by how much of the query the name is: all of "Who attended Demo Day W30?" but the
+    relation word, a small part of a long question that happens to contain it."""
+    config = FusionConfig(entity_coverage_power=0.5, seed_confirm_rank=3, seed_confirm_boost=2.0)
+    reached = [("meetings/w30.md", ("Demo Day W30",)), ("people/mia.md", ("Demo Day W30", "Mia"))]
+    rankings = {"fulltext": ["meetings/w30.md"], "graph": ["meetings/w30.md", "people/mia.md"]}
+    short = _plan("Who attended Demo Day W30?")
+    long = _plan("Which investor who later moved to Lisbon pitched a robotics startup at Demo Day W30?")
+    votes = {
+        plan.text: graph_factors(plan, ["Demo Day W30"], reached, rankings, config)["graph"]["people/mia.md"]
+        for plan in (short, long)
+    }
+    assert votes[short.text] == pytest.approx(2.0 * short.coverage(["Demo Day W30"]) ** 0.5)
+    assert votes[long.text] == pytest.approx(2.0 * long.coverage(["Demo Day W30"]) ** 0.5)
+    assert votes[long.text] < votes[short.text]
+    flat = replace(config, seed_confirm_coverage=False)
+    assert graph_factors(long, ["Demo Day W30"], reached, rankings, flat)["graph"]["people/mia.md"] == 2.0

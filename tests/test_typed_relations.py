@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import multiprocessing
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -191,3 +192,49 @@ def test_a_named_relation_the_query_asks_about_can_weigh_more(tmp_path: Path) ->
 
 def test_the_saved_graph_format_changed_with_the_named_relations() -> None:
     assert store.SAVED_FORMAT >= 11
+
+
+def _startup(root: Path) -> Path:
+    """A company with a founder and an investor, each of whom writes about it at length."""
+    (root / "People").mkdir(parents=True)
+    (root / "Companies").mkdir()
+    (root / "Companies" / "Kestrel.md").write_text(
+        "# Kestrel\n\nKestrel was founded by [[Ada Moss]] in 2021.\n\n"
+        "The seed round was backed by [[Ben Ivers]].\n",
+        encoding="utf-8",
+    )
+    (root / "People" / "Ada Moss.md").write_text(
+        "---\ntags: [person]\n---\n# Ada Moss\n\nAda runs [[Kestrel]]. Kestrel, Kestrel, Kestrel: she talks of Kestrel "
+        "all day, and Kestrel's investors too.\n",
+        encoding="utf-8",
+    )
+    (root / "People" / "Ben Ivers.md").write_text(
+        "---\ntags: [person]\n---\n# Ben Ivers\n\nAn angel. He put money into [[Kestrel]].\n", encoding="utf-8"
+    )
+    return root
+
+
+@pytest.mark.parametrize(
+    ("query", "first"),
+    [
+        ("Who invested in Kestrel?", "People/Ben Ivers.md"),
+        # A founder works at the company (founded includes works at): not set aside.
+        ("Who works at Kestrel?", "People/Ada Moss.md"),
+    ],
+)
+def test_the_asked_relation_ranks_before_another_one(tmp_path: Path, query: str, first: str) -> None:
+    vault = _startup(tmp_path / "vault")
+    assert EngineConfig().fusion.other_relation_factor < 1, "the default sets other relations aside"
+    with Engine.open(vault, index_dir=tmp_path / "index", embedder=None) as engine:
+        engine.reindex()
+        hits = [hit.path for hit in engine.search(query, limit=5, as_you_type=False).hits]
+    assert hits[0] == first, hits
+
+
+def test_without_the_relation_factor_the_founder_who_writes_more_ranks_first(tmp_path: Path) -> None:
+    vault = _startup(tmp_path / "vault")
+    config = EngineConfig(fusion=replace(EngineConfig().fusion, other_relation_factor=1.0))
+    with Engine.open(vault, config, index_dir=tmp_path / "index", embedder=None) as engine:
+        engine.reindex()
+        hits = [hit.path for hit in engine.search("Who invested in Kestrel?", limit=5, as_you_type=False).hits]
+    assert hits[0] == "People/Ada Moss.md", hits  # what the factor is for: this test shows it is needed

@@ -31,6 +31,10 @@ class ChannelAnswer:
     expanded: tuple[str, ...] = ()
     # The notes of the kind the question asks for (a who-question: people), if known.
     answer_notes: frozenset[str] = frozenset()
+    # For a question that names a relation ("who invested in X"): the notes the vault
+    # joins to a named note by that relation, and those it joins by another one (founded).
+    in_relation: frozenset[str] = frozenset()
+    other_relation: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)

@@ -42,6 +42,8 @@ class RelationWords:
     object_roles: tuple[str, ...] = ()
     object_properties: tuple[str, ...] = ()
     subject_properties: tuple[str, ...] = ()
+    # Other relations (by name) this one includes: a founder works at the company.
+    implies: tuple[str, ...] = ()
 
     def uses(self) -> list[tuple[str, PhraseUse]]:
         """Every sentence phrase with how it relates its two sides."""

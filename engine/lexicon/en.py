@@ -104,6 +104,7 @@ ENGLISH = Lexicon(
             passive=("founded by", "co-founded by", "cofounded by"),
             subject_roles=("founders", "co-founders", "cofounders"),
             subject_properties=("founder", "co-founder", "cofounder"),
+            implies=("works at",),
         ),
         RelationWords(
             "invested in",

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import logging
+import math
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 
@@ -33,6 +34,8 @@ Recognizer = Callable[[str], Sequence[EntityMatch]]
 # (complete words, the word being typed) → {typed: (index term, the word it was read as)}
 # (complete words, the word being typed, the language's whole words: preferred spellings) → …
 Corrector = Callable[[Sequence[str], "str | None", "Collection[str]"], dict[str, tuple[str, str]]]
+# Index terms → their idf in the vault (full text's, log(N / (df + 1)) + 1).
+TermWeights = Callable[[Sequence[str]], dict[str, float]]
 
 
 @dataclass(frozen=True)
@@ -82,6 +85,10 @@ class QueryPlan(Query):
     hint_terms: tuple[str, ...] = ()
     # Every name the vault's entity dictionary knows in the query, in query order.
     entities: tuple[EntityMatch, ...] = ()
+    # Why each of `entities` was taken as a name, and the matches set aside as common
+    # words: (the text as written, the reason), in query order.
+    named_because: tuple[tuple[str, str], ...] = ()
+    not_names: tuple[tuple[str, str], ...] = ()
     relation: RelationQuestion = NO_RELATION
     asked_kind: AskedKind = NO_KIND
     # Planning steps that failed, by the channel whose part they are (that channel is degraded).
@@ -187,13 +194,21 @@ class Planner:
         stem: Stemmer | None = None,
         recognize: Recognizer | None = None,
         correct: Corrector | None = None,
+        term_weights: TermWeights | None = None,
+        common_name_share: float = 0.0,
     ) -> None:
         """`stem` is the full-text channel's analyzer; `recognize` finds the vault's entities in text
-        (the graph's dictionary); `correct` reads words the vault has never seen as typos of its own."""
+        (the graph's dictionary); `correct` reads words the vault has never seen as typos of its own.
+
+        With `term_weights` and a `common_name_share` above 0, a name typed all in lower
+        case ("settings") is a name only if one of its words is in at most that share of
+        the vault's notes, or it is the whole query (`names_of`)."""
         self.lexicon = lexicon
         self._stem = stem
         self._recognize = recognize
         self._correct = correct
+        self._term_weights = term_weights
+        self._common_share = common_name_share
 
     def plan(
         self, raw: str, *, as_you_type: bool = True, kinds: NoteKinds | None = None, today: dt.date | None = None
@@ -239,6 +254,14 @@ class Planner:
             except Exception as exc:  # the graph's dictionary failed: no entities, graph degraded
                 log.debug("entity recognition failed", exc_info=True)
                 problems.append(("graph", f"{type(exc).__name__}: {exc}"))
+        named_because: list[tuple[str, str]] = []
+        not_names: list[tuple[str, str]] = []
+        if entities:
+            try:
+                entities, named_because, not_names = self.names_of(query.text, entities)
+            except Exception as exc:  # the vault's term statistics failed: every match is a name
+                log.debug("name rarity failed", exc_info=True)
+                problems.append(("fulltext", f"{type(exc).__name__}: {exc}"))
         return QueryPlan(
             **parsed,
             stems=tuple(stems),
@@ -248,11 +271,63 @@ class Planner:
             content=tuple(content),
             hint_terms=tuple(hint_terms),
             entities=tuple(entities),
+            named_because=tuple(named_because),
+            not_names=tuple(not_names),
             relation=self._relation(query, entities),
             asked_kind=kinds.asked_for(query.text) if kinds is not None else NO_KIND,
             problems=tuple(problems),
             lexicon=lexicon,
         )
+
+    def names_of(
+        self, text: str, matches: Sequence[EntityMatch]
+    ) -> tuple[list[EntityMatch], list[tuple[str, str]], list[tuple[str, str]]]:
+        """The matches that name a note, why each does, and the ones set aside as common words.
+
+        A match written with a capital letter, or in a script without case, is typed as a
+        name, and a tag's name is written in lower case. A title or alias typed all in
+        lower case in a cased script is a name only when it is the whole query, or when
+        one of its words is rare in the vault (in at most
+        `common_name_share` of the notes): "settings" in "folder where settings and
+        plugins are stored" is a word most notes of a help vault use, not the note
+        *Settings*; "kubernetes" in a vault of recipes names the one note about it.
+        """
+        whole = text.strip().casefold()
+        kept: list[EntityMatch] = []
+        because: list[tuple[str, str]] = []
+        dropped: list[tuple[str, str]] = []
+        for match in matches:
+            surface = match.surface
+            if not surface.islower():
+                kept.append(match)
+                because.append((surface, "written as a name"))
+                continue
+            if surface.strip().casefold() == whole:
+                kept.append(match)
+                because.append((surface, "the whole query"))
+                continue
+            if any(key.startswith("tag:") for key in match.entity_ids):
+                kept.append(match)  # a tag is written in lower case: typed as written
+                because.append((surface, "a tag"))
+                continue
+            share = self._rarest_share(surface)
+            if share is None or share <= self._common_share:
+                kept.append(match)
+                because.append((surface, "a rare word in the vault" if share is not None else "named"))
+            else:
+                dropped.append((surface, f"a common word (in {share:.0%} of notes)"))
+        return kept, because, dropped
+
+    def _rarest_share(self, surface: str) -> float | None:
+        """The share of notes holding the rarest content word of `surface` (None: not measured)."""
+        if self._term_weights is None or self._common_share <= 0 or self._stem is None:
+            return None
+        stems = [s for w in QUERY_WORD.findall(surface.casefold()) if w not in self.lexicon.stop_words for s in self._stem(w)]
+        if not stems:
+            return None
+        weights = self._term_weights(stems)
+        # idf = log(N / (df + 1)) + 1, so (df + 1) / N = exp(1 - idf).
+        return min(min(1.0, math.exp(1.0 - weights.get(stem, 1.0))) for stem in stems)
 
     def _relation(self, query: Query, entities: Sequence[EntityMatch]) -> RelationQuestion:
         """The who-question the query asks, and the words that name its relation.

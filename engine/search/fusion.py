@@ -144,8 +144,13 @@ def fusion_factors(
     kind_notes: Collection[str] = (),
     hop_notes: Collection[str] = (),
     seeds: Collection[str] | None = None,
+    relation_notes: tuple[Collection[str], Collection[str]] = ((), ()),
 ) -> dict[str, dict[str, float]]:
     """Every channel's per-hit fusion factors.
+
+    `relation_notes` are the notes the graph joins to a named note by the relation the
+    query asks for, and those joined by another relation only: where there are the
+    former, every channel's vote for the latter counts `other_relation_factor` as much.
 
     `seeds` are the notes the query names that the graph walked from (default: the graph
     hits at hop 0; a walk from the top chunks also starts at notes the query does not name).
@@ -163,6 +168,13 @@ def fusion_factors(
     }
     if hop_notes:
         factors.setdefault("graph", {}).update(dict.fromkeys(hop_notes, 1.0))
+    asked, other = relation_notes
+    if asked and other and fusion.other_relation_factor != 1:
+        for name, ranked in rankings.items():
+            scale = factors.setdefault(name, {})
+            for path in ranked:
+                if path in other:
+                    scale[path] = scale.get(path, 1.0) * fusion.other_relation_factor
     if kind_notes and fusion.kind_factor < 1:
         for name, ranked in rankings.items():
             scale = factors.setdefault(name, {})
@@ -213,7 +225,10 @@ def graph_factors(
     graph hit at hop 0; `graph_hits` are (path, graph path) pairs) is also near the top
     of the full-text or vector list, the names are what the query is about and the
     notes the graph reaches from them are the question's next hop: the graph's votes
-    then count `seed_confirm_boost` instead.
+    then count `seed_confirm_boost`, times that same coverage (`seed_confirm_coverage`):
+    "Who attended Demo Day W30?" is nearly all name and lets the graph decide; in a
+    four-hop question one name is a small part, and the hubs its walk reaches (a
+    country, a war) must not push out what the text channels found for the rest.
 
     `answer_notes` are the notes of the kind a who-question asks for (people), when the
     graph knows them: its votes for other notes count `answer_kind_factor` as much. The
@@ -223,10 +238,11 @@ def graph_factors(
     power = fusion.entity_coverage_power
     if power <= 0 or not graph_hits:
         return {}
+    coverage = plan.coverage(recognized) ** power
     if seed_confirmed(graph_hits, rankings, fusion.seed_confirm_rank, seeds):
-        factor = fusion.seed_confirm_boost
+        factor = fusion.seed_confirm_boost * (coverage if fusion.seed_confirm_coverage else 1.0)
     else:
-        factor = plan.coverage(recognized) ** power
+        factor = coverage
         if plan.graph.seeds:
             # A walk from the top chunks' entities starts where the text channels found the
             # query's answer, not from names the query happens to contain.

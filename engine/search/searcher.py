@@ -130,7 +130,14 @@ class Searcher:
         self._titles = TitleIndex(catalog)
         self._stem = stem
         self._lexicon = lexicon
-        self._planner = Planner(lexicon, stem=stem, recognize=recognize, correct=correct)
+        self._planner = Planner(
+            lexicon,
+            stem=stem,
+            recognize=recognize,
+            correct=correct,
+            term_weights=term_weights,
+            common_name_share=config.graph.common_name_share,
+        )
         self._kinds = _note_kinds(catalog, stem, lexicon)
         self._notes_with = notes_with
         self._facts: FactsTable | None = None  # read on the first filtered query after a change
@@ -259,6 +266,8 @@ class Searcher:
             channels=statuses,
             recognized_entities=graph_answer.recognized if graph_answer else (),
             expanded_entities=graph_answer.expanded if graph_answer else (),
+            named_because=plan.named_because,
+            not_names=plan.not_names,
             total_ms=_ms(started),
             answer_notes=answer_notes,
             asked_kind=self._asked_kind(plan, answer_notes),
@@ -499,6 +508,7 @@ class Searcher:
             kind_notes=kind.notes,
             hop_notes=hops,
             seeds=[h.path for h in walked if len(h.graph_path) == 1] if plan.graph.seeds else None,
+            relation_notes=(graph_answer.in_relation, graph_answer.other_relation) if graph_answer else ((), ()),
         )
         weights = dict(fusion.weights) if fusion.weights != self._config.fusion.weights else {}
         trace = FusionTrace(

@@ -381,6 +381,8 @@ def _search(args: argparse.Namespace) -> int:
             + f"; total {results.total_ms:.1f}ms\n"
         )
         out.write(f"entities recognized: {one_line(', '.join(results.recognized_entities)) or '-'}\n")
+        named = "; ".join([*(f"{text}: {why}" for text, why in results.named_because), *(f"{text}: not a name, {why}" for text, why in results.not_names)])
+        out.write(f"names, and why:      {one_line(named) or '-'}\n")
         out.write(f"entities expanded:   {one_line(', '.join(results.expanded_entities)) or '-'}\n")
         out.write(f"asks for:            {asked_kind_text(results, count=True) or '-'}\n")
     for name, st in results.channels.items():

@@ -55,6 +55,7 @@ class GraphChannel:
         self._snapshot: walk.Snapshot | None = None
         self._note_count = 0
         self._relation_names = relation_names(lexicon)
+        self._implied = {relation.name: frozenset(relation.implies) for relation in lexicon.relations}
 
     # -- building -------------------------------------------------------------------
     def rebuild(self, catalog: Catalog) -> None:
@@ -229,9 +230,11 @@ class GraphChannel:
         if snapshot is None or query.is_empty:
             return ChannelAnswer(hits=())
         if query.candidates is None:
-            return walk.search(snapshot, query, limit, self._config, self._relation_names)
+            return walk.search(snapshot, query, limit, self._config, self._relation_names, self._implied)
         # A filter: the walk reaches what it reaches; only the candidates are answers.
-        answer = walk.search(snapshot, query, snapshot.cache.graph.vcount(), self._config, self._relation_names)
+        answer = walk.search(
+            snapshot, query, snapshot.cache.graph.vcount(), self._config, self._relation_names, self._implied
+        )
         kept = [hit for hit in answer.hits if hit.path in query.candidates][:limit]
         return replace(answer, hits=tuple(replace(hit, rank=rank) for rank, hit in enumerate(kept, start=1)))
 

@@ -84,11 +84,15 @@ def search(
     limit: int,
     config: GraphConfig,
     relation_names: dict[str, frozenset[str]] | None = None,
+    implied: dict[str, frozenset[str]] | None = None,
 ) -> ChannelAnswer:
     """Expand 1-2 hops from the plan's entities (and its request's seeds); rank notes by decayed proximity.
 
     `relation_names` are the lexicon's named relations with their word keys: an edge
     named with the relation the query asks about counts `typed_relation_boost` more.
+    `implied` are, per relation, the others it includes (founded → works at): the answer
+    says which notes the vault joins to a named note by the asked relation (or one that
+    includes it) and which by another relation only.
     """
     vertices, index, people = snapshot.vertices, snapshot.index, snapshot.people
     request = plan.graph
@@ -115,9 +119,12 @@ def search(
     # The query's other words name the relation ("invested", "advises"); links written
     # in a sentence that says so are the ones asked about.
     relation_keys = plan.relation.keys
-    wanted = frozenset(
-        name for name, keys in (relation_names or {}).items() if keys & relation_keys
-    ) if config.typed_relation_boost > 0 else frozenset()
+    asked = frozenset(name for name, keys in (relation_names or {}).items() if keys & relation_keys)
+    wanted = asked if config.typed_relation_boost > 0 else frozenset()
+    # The relations that answer the asked one: itself, and those that include it.
+    answering = frozenset(
+        name for name in (relation_names or {}) if name in asked or (implied or {}).get(name, frozenset()) & asked
+    )
     totals: dict[int, float] = defaultdict(float)
     best: dict[int, _Reach] = {}
     # A who-question's answers are people; a walk that passes through anything else (the
@@ -174,12 +181,35 @@ def search(
             vertices[v].label for v, reach in sorted(best.items(), key=lambda kv: -kv[1].score) if reach.hops == 1
         )
     )[:20]
+    in_relation, other_relation = _by_relation(snapshot, config, [v for v, _, _ in seeds[:named_seeds]], answering)
     return ChannelAnswer(
         hits=tuple(hits),
         recognized=tuple(recognized),
         expanded=expanded,
         answer_notes=people if answers_are_neighbors else frozenset(),
+        in_relation=in_relation,
+        other_relation=other_relation,
     )
+
+
+def _by_relation(
+    snapshot: Snapshot, config: GraphConfig, named: list[int], asked: frozenset[str]
+) -> tuple[frozenset[str], frozenset[str]]:
+    """The notes the vault joins to a `named` seed by an `asked` relation, and those it joins
+    by another named relation only (the founder, where the investors were asked for)."""
+    if not asked or not named:
+        return frozenset(), frozenset()
+    vertices = snapshot.vertices
+    inside: set[str] = set()
+    other: set[str] = set()
+    for seed in named:
+        for v, _weight, _relation in top_neighbors(snapshot.cache, config, seed):
+            edge = snapshot.named.get((seed, v) if seed < v else (v, seed))
+            path = vertices[v].path
+            if edge is None or path is None:
+                continue
+            (inside if edge[1] in asked else other).add(path)
+    return frozenset(inside), frozenset(other - inside)
 
 
 def path_relations(snapshot: Snapshot, path: tuple[int, ...]) -> tuple[Relation, ...]:
