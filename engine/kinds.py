@@ -20,7 +20,7 @@ from engine.records import NO_KIND, AskedKind
 
 __all__ = ["NoteKinds", "is_person", "linked_of_kind", "with_hops"]
 
-_WORD = re.compile(r"[^\W\d_][\w'-]*")
+_WORD = re.compile(r"[^\W\d_][\w'’-]*")
 # A kind this large is most of the vault: naming it does not narrow anything.
 _MAX_SHARE = 0.5
 
@@ -99,12 +99,16 @@ class NoteKinds:
         "someone", "people", and "who" said of a noun ("the engineer who …") ask for the
         vault's people; "who" opening the question ("Who built …?") asks for people or
         organisations; a word that is a top-level folder's name, singular or plural
-        ("company" for Companies/), asks for that folder.
+        ("company" for Companies/), asks for that folder. A possessive ("other companies'
+        apps", "the company's founder") says whose the next thing is: it names no kind.
         """
         lexicon = self._lexicon
         opening = True  # no word before this one but "and", "so", …
         for match in _WORD.finditer(text):
             word = match.group().casefold()
+            if _possessive(word):
+                opening = False
+                continue
             if word in lexicon.who_words:
                 # "who" after a noun ("the engineer who cut …") is said of people; opening
                 # a question ("Who built it?") it asks for whoever acted, a person or an organisation.
@@ -119,6 +123,11 @@ class NoteKinds:
                 if found is not None:
                     return found
         return NO_KIND
+
+
+def _possessive(word: str) -> bool:
+    """Whether a word is written as a possessive: "companies'", "company's" (either apostrophe)."""
+    return word.endswith(("'", "’")) or (len(word) > 2 and word[-2] in "'’" and word[-1] == "s")
 
 
 def linked_of_kind(targets: Iterable[str], kind_notes: Collection[str]) -> tuple[str, ...]:

@@ -56,6 +56,8 @@ def kinds() -> NoteKinds:
         ("And who else advises Forge?", "people or organisations", {"People/Ada Park.md", "Contacts/Bo Li.md", "Inbox/Lin Wu.md", "Companies/Delta.md", "Companies/Forge.md"}),
         # The first word that names a kind decides: the meeting is what they attended.
         ("meetings who", "meetings", {"Meetings/2026/Kickoff.md"}),
+        # After a possessive, the next word that names a kind still asks for it.
+        ("Delta's companies in the portfolio", "companies", {"Companies/Delta.md", "Companies/Forge.md"}),
     ],
 )
 def test_a_query_naming_a_kind_asks_for_its_notes(kinds: NoteKinds, query: str, label: str, notes: set[str]) -> None:
@@ -71,6 +73,9 @@ def test_a_query_naming_a_kind_asks_for_its_notes(kinds: NoteKinds, query: str, 
         "inbox zero",  # Inbox/ holds more than half the vault: naming it narrows nothing
         "2026 plans",
         "notes about sync",  # a Notes/ folder is named for any note
+        # A possessive says whose the next thing is: the apps, the founder are asked for.
+        "finance APIs powering other companies' apps",
+        "the company’s founder",
     ],
 )
 def test_queries_naming_no_kind(kinds: NoteKinds, query: str) -> None:
