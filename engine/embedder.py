@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -17,7 +18,11 @@ Vectors = npt.NDArray[np.float32]
 
 
 class Embedder(Protocol):
-    """Anything that turns texts into L2-normalised float32 rows."""
+    """Anything that turns texts into L2-normalised float32 rows.
+
+    One that may run several batches at once from different threads says how many in
+    an attribute `parallel_batches` (`parallel_batches_of`); without it, one at a time.
+    """
 
     model_id: str
     dims: int
@@ -49,13 +54,15 @@ class OnnxEmbedder:
         threads: int = 0,
         query_cache_size: int = 256,
     ) -> None:
+        """`threads` 0 runs batches one thread each, as many at once as there are cores
+        (`parallel_batches`); a number runs one batch at a time on that many threads."""
         try:
             import onnxruntime as ort
             from tokenizers import Tokenizer
         except ImportError as exc:  # pragma: no cover - dependency missing
             raise ModelUnavailable(f"{exc.name} is not installed (pip install onnxruntime tokenizers)") from exc
         try:
-            self._session = _session(ort, model_path, batch_session_options(ort, threads))
+            self._session = _session(ort, model_path, batch_session_options(ort, threads or BATCH_THREADS))
             self._tokenizer = Tokenizer.from_file(str(tokenizer_path))
         except Exception as exc:  # onnxruntime raises its own untyped errors
             raise ModelUnavailable(f"could not load {model_path.name}: {exc}") from exc
@@ -70,6 +77,7 @@ class OnnxEmbedder:
         self._input_names = {node.name for node in self._session.get_inputs()}
         self.model_id = model_id
         self.dims = dims
+        self.parallel_batches = batch_runs() if not threads else 1
         self._cache: OrderedDict[str, Vectors] = OrderedDict()
         self._cache_size = query_cache_size
         self._cache_lock = threading.Lock()
@@ -159,11 +167,27 @@ class OnnxEmbedder:
 
 
 # ONNX Runtime settings, chosen by measurement on 2 cores (docs/BENCHMARKS.md, "Embedding").
-# Batches: one intra-op thread per core (0), no spin-waiting between runs.
-BATCH_THREADS = 0
+# Batches: one intra-op thread each, one batch per core at once, no spin-waiting between
+# runs (a batch of eight chunks is too small to split well across cores).
+BATCH_THREADS = 1
 BATCH_SPINNING = False
 # Queries (a dozen word pieces): one thread.
 QUERY_THREADS = 1
+
+
+def parallel_batches_of(embedder: object) -> int:
+    """How many batches an embedder may run at once (1 unless it says more)."""
+    runs = getattr(embedder, "parallel_batches", 1)
+    return runs if isinstance(runs, int) and runs > 1 else 1
+
+
+def batch_runs() -> int:
+    """How many batches to run at once: one per core this process may use (at most 8)."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(8, cores))
 
 
 def batch_session_options(ort: Any, threads: int = BATCH_THREADS) -> Any:
@@ -262,6 +286,7 @@ class HashEmbedder:
     def __init__(self, dims: int = 64) -> None:
         self.model_id = f"hash-bow-{dims}"
         self.dims = dims
+        self.parallel_batches = 1
 
     def count_tokens(self, texts: Sequence[str]) -> list[int]:
         """Whitespace token count per text."""

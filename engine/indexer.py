@@ -11,8 +11,9 @@ import os
 import sqlite3
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Collection, Iterable
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,7 +25,7 @@ from engine.catalog import Catalog, embedding_text
 from engine.channels.base import Channel, VectorIndex
 from engine.chunking import CHUNKER_VERSION, chunk_note
 from engine.config import EngineConfig
-from engine.embedder import Embedder
+from engine.embedder import Embedder, Vectors, parallel_batches_of
 from engine.entities import extract_capitalized_words, extract_names, normalize
 from engine.lexicon import lexicon_for
 from engine.names import path_problem, printable_path
@@ -393,7 +394,10 @@ class Indexer:
 
         Vectors go to the catalog cache in small transactions and into the live
         vector index as they come, so search improves while this runs and a kill
-        keeps what was done. `paths` limits the work to those notes' chunks.
+        keeps what was done. `paths` limits the work to those notes' chunks. An embedder
+        that runs several batches at once (`parallel_batches`: one per core, each on one
+        thread) is kept that many batches busy; their vectors are stored in the order the
+        batches were taken.
         """
         embedder = self._embedder
         if embedder is None:
@@ -422,26 +426,62 @@ class Indexer:
         self._vectors.attach_owners(self._catalog.chunk_owners())
         self.embedding = order
         report(Progress("embed", 0, len(backlog), eta_s=eta_seconds(order.remaining_chars, rate.chars_per_s), order="newest"))
+        runs = parallel_batches_of(embedder)
+        pool = ThreadPoolExecutor(max_workers=runs, thread_name_prefix="cairn-embed") if runs > 1 else None
+        running: deque[tuple[list[int], Future[Vectors]]] = deque()
+        last = time.perf_counter()
+        paused = 0.0  # time left to a search being typed since the last batch finished
+
+        def take() -> bool:
+            """Start the next batch (on the pool, or here when there is none); False when none is left."""
+            nonlocal seen_preferred, paused
+            seen_preferred, opened = self._preferred.since(seen_preferred)
+            order.prefer(opened)
+            if not edit:
+                waited = time.perf_counter()
+                self._wait_while_typing()
+                paused += time.perf_counter() - waited
+            batch = order.next_batch()
+            if not batch:
+                return False
+            texts = [backlog[i].text for i in batch]
+            future: Future[Vectors]
+            if pool is None:
+                future = Future()
+                future.set_result(embedder.embed(texts))
+            else:
+                future = pool.submit(embedder.embed, texts)
+            running.append((batch, future))
+            return True
+
         try:
-            while not (self._stop.is_set() or (should_yield is not None and should_yield())):
-                seen_preferred, opened = self._preferred.since(seen_preferred)
-                order.prefer(opened)
-                if not edit:
-                    self._wait_while_typing()
-                batch = order.next_batch()
-                if not batch:
+            more = True
+            while True:
+                while more and len(running) < runs and not (
+                    self._stop.is_set() or (should_yield is not None and should_yield())
+                ):
+                    more = take()
+                if not running:
                     break
-                started = time.perf_counter()
-                rows = embedder.embed([backlog[i].text for i in batch])
+                batch, future = running.popleft()
+                rows = future.result()
                 buffer.extend((backlog[i].sha, row) for i, row in zip(batch, rows, strict=True))
                 if len(buffer) >= _EMBED_COMMIT_EVERY:
                     flush()
-                rate.add(sum(len(backlog[i].text) for i in batch), time.perf_counter() - started)
+                now = time.perf_counter()
+                # Wall time between finished batches, pauses for typing left out: the rate
+                # the backlog drains at while it runs.
+                rate.add(sum(len(backlog[i].text) for i in batch), max(0.0, now - last - paused))
+                last, paused = now, 0.0
                 done += len(batch)
                 eta = eta_seconds(order.remaining_chars, rate.chars_per_s)
                 report(Progress("embed", done, len(backlog), eta_s=eta, order=order.place.order))
+                if self._stop.is_set() or (should_yield is not None and should_yield()):
+                    more = False  # finish what is running, start nothing new
             flush()
         finally:
+            if pool is not None:
+                pool.shutdown(wait=True, cancel_futures=True)
             self.embedding = None
             self._store_rate(embedder.model_id, rate)
         return done

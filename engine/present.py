@@ -368,7 +368,7 @@ def progress_text(progress: Progress) -> str:
         return f"indexing: {progress.phase} {progress.done}/{progress.total}"
     parts = [f"embedding {progress.done:,}/{progress.total:,}"]
     if progress.order:
-        parts.append(_order_text(progress.order, None))
+        parts.append(_order_text(progress.order, None).removeprefix("embedding "))
     parts.append(_eta_text(progress.eta_s, running=True))
     return " · ".join(parts)
 

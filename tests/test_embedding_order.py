@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -121,7 +122,7 @@ def test_the_engine_embeds_opened_notes_then_the_newest(tmp_path: Path, monkeypa
     assert embeds[-1].done == embeds[-1].total == 12
     assert embeds[1].order == "opened" and embeds[-1].order == "newest"
     assert embeds[-1].eta_s == 0.0
-    assert "embedding opened notes first" in progress_text(embeds[1])
+    assert progress_text(embeds[1]).startswith("embedding 1/12 · opened notes first · ")
 
 
 def test_status_says_how_much_is_left_and_how_long_it_takes(tmp_path: Path) -> None:
@@ -189,3 +190,43 @@ def test_the_backlog_waits_while_someone_types(tmp_path: Path, monkeypatch: pyte
         monkeypatch.setattr(indexer_module.time, "monotonic", Typist())
         indexer._wait_while_typing()
         assert sum(slept) == pytest.approx(indexer_module._TYPING_MAX_WAIT_S, abs=0.2), "bounded"
+
+
+class TwoAtOnceEmbedder(HashEmbedder):
+    """Says it runs two batches at once, and proves the backlog keeps two running: its
+    first two batches wait for each other (a backlog that ran one at a time would leave
+    the first waiting, and the barrier would break)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.parallel_batches = 2
+        self._both = threading.Barrier(2, timeout=30)
+        self._calls = 0
+        self._lock = threading.Lock()
+        self.threads: set[str] = set()
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        with self._lock:
+            self._calls += 1
+            first_two = self._calls <= 2
+            self.threads.add(threading.current_thread().name)
+        if first_two:
+            self._both.wait()
+        return super().embed(texts)
+
+
+def test_an_embedder_that_runs_batches_at_once_is_kept_busy_and_each_vector_lands_on_its_chunk(tmp_path: Path) -> None:
+    config = EngineConfig(vectors=VectorConfig(batch_size=1))
+    vault = _dated_vault(tmp_path / "vault")
+    embedder = TwoAtOnceEmbedder()
+    with Engine.open(vault, config, index_dir=tmp_path / "index", embedder=embedder) as engine:
+        engine.reindex(embed=False)
+        progress: list[Progress] = []
+        assert engine.embed_pending(progress.append) == 12
+        assert len(embedder.threads) == 2, "batches ran on the backlog's pool"
+        assert [p.done for p in progress if p.phase == "embed"] == list(range(13))
+        for day in range(12):
+            text = f"# Day {day:02d}\n\nWhat happened on day {day} at the harbour."
+            hits = engine.search(text, limit=1, channels=["vectors"], as_you_type=False).hits
+            assert [hit.path for hit in hits] == [f"Day {day:02d}.md"], "the vector of its own chunk"
+        assert engine.status().backlog is None

