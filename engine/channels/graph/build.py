@@ -9,11 +9,13 @@ adds its new one.
 from __future__ import annotations
 
 import bisect
+import io
+import pickle
 import re
 import sys
 from collections import defaultdict
-from collections.abc import Callable, Collection, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, fields
 from itertools import pairwise
 from typing import Any
 
@@ -240,6 +242,54 @@ class Part:
     chunk_entities: dict[int, tuple[str, ...]] = field(default_factory=dict)
 
 
+_PART_FIELDS = tuple(f.name for f in fields(Part))
+
+
+class _PlainUnpickler(pickle.Unpickler):
+    """Loads plain containers only: a packed part names no class, so none may be loaded."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        raise pickle.UnpicklingError(f"{module}.{name} does not belong in a note's part")
+
+
+class Parts(Mapping[str, Part]):
+    """Every note's part by path, each kept pickled until read.
+
+    A part is read only where a note is edited or a chunk's entities are asked for, and
+    ten thousand parts as objects take several times the memory of their pickles (and
+    several times as long to load from the saved graph). A part set since the last
+    `pack` is held as it is: a build reads every part many times before it packs them.
+    """
+
+    def __init__(self) -> None:
+        self._parts: dict[str, Part | bytes] = {}
+
+    def __getitem__(self, path: str) -> Part:
+        held = self._parts[path]
+        if isinstance(held, Part):
+            return held
+        return Part(*_PlainUnpickler(io.BytesIO(held)).load())
+
+    def __setitem__(self, path: str, part: Part) -> None:
+        self._parts[path] = part
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._parts)
+
+    def __len__(self) -> int:
+        return len(self._parts)
+
+    def __contains__(self, path: object) -> bool:
+        return path in self._parts
+
+    def pack(self) -> None:
+        """Pickle the parts held as objects (as a tuple of plain values: no class to load)."""
+        for path, held in self._parts.items():
+            if isinstance(held, Part):
+                values = tuple(getattr(held, name) for name in _PART_FIELDS)
+                self._parts[path] = pickle.dumps(values, protocol=pickle.HIGHEST_PROTOCOL)
+
+
 @dataclass
 class NoteRows:
     """The catalog rows of one note the graph is built from."""
@@ -403,7 +453,7 @@ class Build:
     """Every note's part and their sum, numbered into vertices: the writer's side of the channel."""
 
     def __init__(self, infos: Sequence[NoteInfo]) -> None:
-        self.parts: dict[str, Part] = {}
+        self.parts = Parts()
         self.keys: list[str] = []
         self.ids: dict[str, int] = {}
         self.titles: dict[str, str] = {}
@@ -483,21 +533,21 @@ class Build:
         elif sign < 0:
             self.people.discard(path)
 
-    def context(self, a: str, b: str) -> Context:
-        """Word keys of the sentences that link notes `a` and `b` (keys), either way."""
-        part_a, part_b = self.parts.get(a[5:]), self.parts.get(b[5:])
+    @staticmethod
+    def _context(a: str, part_a: Part | None, b: str, part_b: Part | None) -> Context:
+        """Word keys of the sentences that link notes `a` and `b` (keys, with their parts), either way."""
         keys = part_a.contexts.get(b, "") if part_a else ""
         other = part_b.contexts.get(a, "") if part_b else ""
         # One side's string is shared, not copied: most pairs are written about from one side.
         return _context(set(keys.split()) | set(other.split())) if keys and other else (keys or other)
 
-    def named_relation(self, a: str, b: str) -> tuple[str, str, bool] | None:
-        """The relation named between notes `a` and `b` (keys) by either's sentences or
-        properties: (its subject's key, relation, named by a property). A property outweighs
-        any number of sentences; then the most often named wins, then the first in sort order."""
+    @staticmethod
+    def _named_relation(a: str, part_a: Part | None, b: str, part_b: Part | None) -> tuple[str, str, bool] | None:
+        """The relation named between notes `a` and `b` (keys, with their parts) by either's
+        sentences or properties: (its subject's key, relation, named by a property). A property
+        outweighs any number of sentences; then the most often named wins, then the first in sort order."""
         votes: dict[tuple[str, str], tuple[int, int]] = {}
-        for me, other in ((a, b), (b, a)):
-            part = self.parts.get(me[5:])
+        for me, part, other in ((a, part_a, b), (b, part_b, a)):
             counts = part.typed.get(other) if part else None
             for (relation, other_is_subject, explicit), count in (counts or {}).items():
                 subject = other if other_is_subject else me
@@ -512,12 +562,13 @@ class Build:
         """Recompute the context and the named relation of one linked pair from both notes' parts."""
         ia, ib = self.ids[a], self.ids[b]
         edge = (ia, ib) if ia < ib else (ib, ia)
-        keys = self.context(a, b)
+        part_a, part_b = self.parts.get(a[5:]), self.parts.get(b[5:])  # each read once
+        keys = self._context(a, part_a, b, part_b)
         if keys:
             self.contexts[edge] = keys
         else:
             self.contexts.pop(edge, None)
-        named = self.named_relation(a, b)
+        named = self._named_relation(a, part_a, b, part_b)
         if named is not None:
             self.named[edge] = (self.ids[named[0]], named[1], named[2])
         else:
