@@ -200,9 +200,10 @@ def _canonical(graph: GraphChannel) -> dict[str, object]:
 
     return {
         "parts": {path: build.parts[path] for path in build.parts},
-        "units": {pair(edge): units for edge, units in build.units.items() if any(units)},
+        "units": {pair(edge): units[:4] for edge, units in build.sums.items()},
         "edges": {pair(edge): (build.weights[at], build.relations[at]) for at, edge in enumerate(build.ends)},
-        "positions": all(build.ends[at] == edge for edge, at in build.position.items()) and len(build.position) == len(build.ends),
+        "placed": sorted(units[4] for _edge, units in build.sums.items()) == list(range(len(build.ends)))
+        and all(build.ends[units[4]] == edge for edge, units in build.sums.items()),
         "contexts": {pair(edge): context for edge, context in build.contexts.items()},
         "named": {pair(edge): (keys[subject], relation, explicit) for edge, (subject, relation, explicit) in build.named.items()},
         "link_dirs": {(keys[a], keys[b]) for a, b in build.link_dirs},

@@ -21,6 +21,7 @@ from typing import Any
 
 from engine.catalog import Catalog
 from engine.channels.graph.relations import Named, SentenceRelations, property_relation
+from engine.channels.graph.sums import EdgeSums
 from engine.entities import displayed_text, is_title_word, normalize
 from engine.kinds import is_person
 from engine.lexicon import Lexicon
@@ -475,18 +476,18 @@ class Build:
         # not taken to mean the planet: a vault's other "Mercury" mentions keep their own vertex.
         for bare, key in short:
             self.note_entries.append((bare, key))
-        self.units: dict[tuple[int, int], list[int]] = {}
+        # Each summed edge's occurrences per relation code and its place in the lists below.
+        self.sums = EdgeSums()
         self.surfaces: dict[str, dict[str, int]] = {}
         self.link_dirs: set[tuple[int, int]] = set()
         self.contexts: dict[tuple[int, int], Context] = {}
         # Linked pair → (its subject vertex, relation, named by a property), where the vault names one.
         self.named: dict[tuple[int, int], NamedEdge] = {}
         self.people: set[str] = set()
-        # The summed edges as parallel lists (igraph's edge numbering) and each edge's place.
+        # The summed edges as parallel lists (igraph's edge numbering).
         self.ends: list[tuple[int, int]] = []
         self.weights: list[float] = []
         self.relations: list[int] = []
-        self.position: dict[tuple[int, int], int] = {}
 
     def vertex(self, key: str) -> int:
         """The number of a vertex key, allocating one for a new key (numbers are never reused)."""
@@ -498,7 +499,7 @@ class Build:
 
     def apply(self, path: str, part: Part, sign: int, edges: set[tuple[int, int]], names: set[str]) -> None:
         """Add (sign 1) or subtract (sign -1) a note's part; collect the edges and names it touches."""
-        ids, vertex, sums = self.ids, self.vertex, self.units
+        ids, vertex, sum_of = self.ids, self.vertex, self.sums.sum_of
         for (a, b, rel), count in part.edges.items():
             ia = ids.get(a)
             if ia is None:
@@ -507,10 +508,7 @@ class Build:
             if ib is None:
                 ib = vertex(b)
             edge = (ia, ib) if ia < ib else (ib, ia)
-            units = sums.get(edge)
-            if units is None:
-                units = sums[edge] = [0, 0, 0, 0]
-            units[rel] += sign * count
+            sum_of(edge)[rel] += sign * count
             edges.add(edge)
         for (key, surface), count in part.surfaces.items():
             spelled = self.surfaces.get(key)
@@ -592,28 +590,25 @@ class Build:
 
     def settle_all(self) -> None:
         """Lay out every summed edge in the lists anew (a full build)."""
-        self.units = {edge: units for edge, units in self.units.items() if any(units)}
-        self.ends = list(self.units)
-        self.position = {edge: at for at, edge in enumerate(self.ends)}
+        laid = self.sums.lay_out()
+        self.ends = [edge for edge, _units in laid]
         w0, w1, w2, w3 = _UNIT_WEIGHT
-        sums = self.units.values()
-        self.weights = [u[0] * w0 + u[1] * w1 + u[2] * w2 + u[3] * w3 for u in sums]
-        self.relations = [0 if u[0] else 1 if u[1] else 2 if u[2] else 3 for u in sums]
+        self.weights = [u[0] * w0 + u[1] * w1 + u[2] * w2 + u[3] * w3 for _edge, u in laid]
+        self.relations = [0 if u[0] else 1 if u[1] else 2 if u[2] else 3 for _edge, u in laid]
 
     def settle(self, edges: Iterable[tuple[int, int]]) -> None:
         """Bring the edge lists in line with the sums of some edges (empty ones are dropped)."""
-        ends, weights, relations, position = self.ends, self.weights, self.relations, self.position
+        ends, weights, relations, sum_of = self.ends, self.weights, self.relations, self.sums.sum_of
         for edge in edges:
-            units = self.units.get(edge)
-            at = position.get(edge)
-            if units is None or not any(units):
-                self.units.pop(edge, None)
-                if at is not None:
-                    del position[edge]
+            units = sum_of(edge)
+            at = units[4]
+            if not any(units[:4]):
+                if at >= 0:
+                    units[4] = -1
                     last = len(ends) - 1
                     if at != last:  # the last edge fills the gap
                         ends[at], weights[at], relations[at] = ends[last], weights[last], relations[last]
-                        position[ends[at]] = at
+                        sum_of(ends[at])[4] = at
                     ends.pop()
                     weights.pop()
                     relations.pop()
@@ -624,9 +619,9 @@ class Build:
                 + units[2] * _UNIT_WEIGHT[2]
                 + units[3] * _UNIT_WEIGHT[3]
             )
-            relation = next(rel for rel, count in enumerate(units) if count)
-            if at is None:
-                position[edge] = len(ends)
+            relation = next(rel for rel, count in enumerate(units[:4]) if count)
+            if at < 0:
+                units[4] = len(ends)
                 ends.append(edge)
                 weights.append(weight)
                 relations.append(relation)

@@ -22,11 +22,12 @@ from engine.entities import EntityDictionary
 
 __all__ = ["SAVED_FORMAT", "Saved", "Searchable", "WriterPart", "load", "load_writer", "save", "searchable_of"]
 
-SAVED_FORMAT = 13
+SAVED_FORMAT = 14
 _SAVED_CLASSES = frozenset(
     {
         ("engine.channels.graph.build", "Build"),
         ("engine.channels.graph.build", "Parts"),
+        ("engine.channels.graph.sums", "EdgeSums"),
         ("engine.channels.graph.build", "Vertex"),
         ("engine.entities", "EntityDictionary"),
     }
