@@ -5,12 +5,14 @@ from __future__ import annotations
 import bisect
 from array import array
 from collections.abc import Iterator
+from itertools import chain
 
 Edge = tuple[int, int]  # two vertex numbers, the lower first
 
-# An edge's sum as an edit changes it: occurrences per relation code, then its place in
-# the edge lists (-1 while it has none).
+# An edge's sum: occurrences per relation code, then its place in the edge lists (-1
+# while it has none); as a list where an edit changes it, as five numbers in an array.
 _PLACE = 4
+_WIDTH = 5
 _NO_PLACE = -1
 
 
@@ -29,8 +31,7 @@ class EdgeSums:
 
     def __init__(self) -> None:
         self._codes = array("q")  # sorted edge codes (lower vertex << 32 | higher)
-        self._counts = array("q")  # four counts per code
-        self._places = array("q")  # the place of each code in the edge lists
+        self._sums = array("q")  # five numbers per code
         self._touched: dict[Edge, list[int]] = {}
 
     def sum_of(self, edge: Edge) -> list[int]:
@@ -44,7 +45,7 @@ class EdgeSums:
         code = _code(edge)
         at = bisect.bisect_left(self._codes, code)
         if at < len(self._codes) and self._codes[at] == code:
-            return [*self._counts[4 * at : 4 * at + 4], self._places[at]]
+            return self._sums[_WIDTH * at : _WIDTH * at + _WIDTH].tolist()
         return [0, 0, 0, 0, _NO_PLACE]
 
     def place(self, edge: Edge) -> int | None:
@@ -56,7 +57,7 @@ class EdgeSums:
     def items(self) -> Iterator[tuple[Edge, list[int]]]:
         """Every edge with a non-zero sum and its [counts..., place], in edge order (a copy per edge)."""
         touched = sorted(self._touched.items(), key=lambda item: _code(item[0]))
-        codes, counts, places = self._codes, self._counts, self._places
+        codes, sums = self._codes, self._sums
         at, next_touched = 0, 0
         while at < len(codes) or next_touched < len(touched):
             code = codes[at] if at < len(codes) else None
@@ -69,17 +70,25 @@ class EdgeSums:
                     yield edge, list(held)
                 continue
             assert code is not None
-            yield (code >> 32, code & 0xFFFFFFFF), [*counts[4 * at : 4 * at + 4], places[at]]
+            yield (code >> 32, code & 0xFFFFFFFF), sums[_WIDTH * at : _WIDTH * at + _WIDTH].tolist()
             at += 1
 
     def compact(self) -> None:
         """Fold the touched edges into the arrays (dropping the edges whose sums are all zero)."""
-        codes, counts, places = array("q"), array("q"), array("q")
-        for edge, held in self.items():
-            codes.append(_code(edge))
-            counts.extend(held[:_PLACE])
-            places.append(held[_PLACE])
-        self._codes, self._counts, self._places = codes, counts, places
+        if self._codes:
+            merged = list(self.items())  # in code order already
+            codes = [_code(edge) for edge, _held in merged]
+            helds = [held for _edge, held in merged]
+        else:
+            # A full build: the touched edges are all there are, and sorting them by code
+            # beats merging (sorting the codes' ranks beats sorting the edge tuples).
+            helds = [held for held in self._touched.values() if held[0] or held[1] or held[2] or held[3]]
+            unsorted = [a << 32 | b for (a, b), held in self._touched.items() if held[0] or held[1] or held[2] or held[3]]
+            order = sorted(range(len(unsorted)), key=unsorted.__getitem__)
+            codes = [unsorted[at] for at in order]
+            helds = [helds[at] for at in order]
+        self._codes = array("q", codes)
+        self._sums = array("q", chain.from_iterable(helds))
         self._touched = {}
 
     def lay_out(self) -> list[tuple[Edge, list[int]]]:
@@ -87,7 +96,7 @@ class EdgeSums:
         (a full build, which touched every edge)."""
         if self._codes:
             raise ValueError("only a full build lays out every edge anew")
-        laid = [(edge, held) for edge, held in self._touched.items() if any(held[:_PLACE])]
+        laid = [(edge, held) for edge, held in self._touched.items() if held[0] or held[1] or held[2] or held[3]]
         for place, (_edge, held) in enumerate(laid):
             held[_PLACE] = place
         self.compact()
@@ -97,18 +106,17 @@ class EdgeSums:
         """How many edges are held as lists (what the edits since the last `compact` touched)."""
         return len(self._touched)
 
-    def __getstate__(self) -> tuple[bytes, bytes, bytes]:
+    def __getstate__(self) -> tuple[bytes, bytes]:
         if self._touched:
             compacted = EdgeSums()
-            compacted._codes, compacted._counts, compacted._places = self._codes, self._counts, self._places
-            compacted._touched = self._touched
+            compacted._codes, compacted._sums, compacted._touched = self._codes, self._sums, self._touched
             compacted.compact()
             return compacted.__getstate__()
-        return self._codes.tobytes(), self._counts.tobytes(), self._places.tobytes()
+        return self._codes.tobytes(), self._sums.tobytes()
 
-    def __setstate__(self, state: tuple[bytes, bytes, bytes]) -> None:
-        codes, counts, places = (array("q", raw) for raw in state)
-        if not (len(counts) == 4 * len(codes) and len(places) == len(codes)):
+    def __setstate__(self, state: tuple[bytes, bytes]) -> None:
+        codes, sums = (array("q", raw) for raw in state)
+        if len(sums) != _WIDTH * len(codes):
             raise ValueError("edge sums of unequal lengths")
-        self._codes, self._counts, self._places = codes, counts, places
+        self._codes, self._sums = codes, sums
         self._touched = {}
