@@ -590,11 +590,10 @@ class Build:
 
     def settle_all(self) -> None:
         """Lay out every summed edge in the lists anew (a full build)."""
-        laid = self.sums.lay_out()
-        self.ends = [edge for edge, _units in laid]
+        self.ends, sums = self.sums.lay_out()
         w0, w1, w2, w3 = _UNIT_WEIGHT
-        self.weights = [u[0] * w0 + u[1] * w1 + u[2] * w2 + u[3] * w3 for _edge, u in laid]
-        self.relations = [0 if u[0] else 1 if u[1] else 2 if u[2] else 3 for _edge, u in laid]
+        self.weights = [u[0] * w0 + u[1] * w1 + u[2] * w2 + u[3] * w3 for u in sums]
+        self.relations = [0 if u[0] else 1 if u[1] else 2 if u[2] else 3 for u in sums]
 
     def settle(self, edges: Iterable[tuple[int, int]]) -> None:
         """Bring the edge lists in line with the sums of some edges (empty ones are dropped)."""
