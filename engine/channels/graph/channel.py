@@ -267,7 +267,8 @@ class GraphChannel:
             if build is None:
                 return [() for _chunk in chunks]
             parts = build.parts
-            wanted = {path: parts[path].chunk_entities for path, _ordinal in chunks if path in parts}  # each read once
+            paths = dict.fromkeys(path for path, _ordinal in chunks if path in parts)
+            wanted = {path: parts[path].chunk_entities for path in paths}  # each note's part read once
             return [wanted[path].get(ordinal, ()) if path in wanted else () for path, ordinal in chunks]
 
     def neighbors(self, path: str, limit: int = 20) -> list[Neighbor]:
