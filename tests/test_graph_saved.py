@@ -186,3 +186,82 @@ def test_the_rest_of_a_replaced_file_is_not_read(sample_copy: Path, tmp_path: Pa
         (sample_copy / "Inbox.md").write_text("# Inbox\n\nCall [[Priya Kumar]].\n", "utf-8")
         eng.reindex(embed=False)  # saves a graph with another stamp over the file
     assert store.load_writer(rest, searchable) is None
+
+
+def _canonical(graph: GraphChannel) -> dict[str, object]:
+    """A graph's notes' parts and sums in vertex keys (a patched graph numbers new vertices otherwise)."""
+    build = graph._writer_build()
+    assert build is not None
+    keys = build.keys
+
+    def pair(edge: tuple[int, int]) -> tuple[str, str]:
+        a, b = keys[edge[0]], keys[edge[1]]
+        return (a, b) if a < b else (b, a)
+
+    return {
+        "parts": {path: build.parts[path] for path in build.parts},
+        "units": {pair(edge): units[:4] for edge, units in build.sums.items()},
+        "edges": {pair(edge): (build.weights[at], build.relations[at]) for at, edge in enumerate(build.ends)},
+        "placed": sorted(units[4] for _edge, units in build.sums.items()) == list(range(len(build.ends)))
+        and all(build.ends[units[4]] == edge for edge, units in build.sums.items()),
+        "contexts": {pair(edge): context for edge, context in build.contexts.items()},
+        "named": {pair(edge): (keys[subject], relation, explicit) for edge, (subject, relation, explicit) in build.named.items()},
+        "link_dirs": {(keys[a], keys[b]) for a, b in build.link_dirs},
+        "surfaces": {key: spelled for key, spelled in build.surfaces.items() if spelled},
+        "people": build.people,
+    }
+
+
+def test_an_edit_of_a_saved_graph_reads_only_the_parts_it_touches(
+    sample_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from engine.channels.graph import build as graph_build
+
+    index = tmp_path / "index"
+    with Engine.open(sample_copy, index_dir=index, embedder=None) as eng:
+        eng.reindex(embed=False)
+    reads: list[object] = []
+    unpickle = graph_build._PlainUnpickler.load
+
+    def counted(self: pickle.Unpickler) -> object:
+        reads.append(self)
+        return unpickle(self)
+
+    monkeypatch.setattr(graph_build._PlainUnpickler, "load", counted)
+    with Engine.open(sample_copy, index_dir=index, embedder=None) as eng:
+        path = _edit(sample_copy)
+        eng.reindex([path], embed=False)
+        assert eng._graph.origin == "saved", "patched, not rebuilt"
+        edited = reads.copy()
+        build = eng._graph._build
+        assert build is not None
+        part = build.parts[path]
+        related = {*part.contexts, *part.typed}  # the notes whose sentences about this one are read again
+        assert 0 < len(edited) <= len(related) + 3 < len(build.parts)
+        fresh = GraphChannel(eng.config.graph)
+        fresh.rebuild(eng._catalog)
+        assert _canonical(eng._graph) == _canonical(fresh)
+
+
+def test_the_entities_of_a_notes_chunks_read_its_part_once(
+    sample_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from engine.channels.graph import build as graph_build
+
+    index = tmp_path / "index"
+    path = "Projects/Atlas/Offline Sync Conflicts.md"
+    with Engine.open(sample_copy, index_dir=index, embedder=None) as eng:
+        eng.reindex(embed=False)
+        built = eng._graph.chunk_entities([(path, 0), (path, 1), (path, 2)])
+    assert any(built), "the note's chunks name entities"
+    reads: list[object] = []
+    unpickle = graph_build._PlainUnpickler.load
+
+    def counted(self: pickle.Unpickler) -> object:
+        reads.append(self)
+        return unpickle(self)
+
+    monkeypatch.setattr(graph_build._PlainUnpickler, "load", counted)
+    with Engine.open(sample_copy, index_dir=index, embedder=None) as eng:
+        assert eng._graph.chunk_entities([(path, 0), (path, 1), (path, 2), ("Missing.md", 0)]) == [*built, ()]
+    assert len(reads) == 1

@@ -145,7 +145,14 @@ class FulltextChannel:
             writer.cancel()
             raise
         writer.commit()
+        before = self._searcher
         self._searcher = self._ix.searcher(weighting=self._weighting)
+        # The scorer read the old searcher's segments: freed now, not at the next search.
+        self._scorer = None
+        self._corrected = None
+        self._buckets = {}
+        if not fresh:  # a rebuild closed the old searcher before it deleted the index
+            before.close()
 
     # -- searching ---------------------------------------------------------------
     def analyze(self, text: str) -> list[str]:

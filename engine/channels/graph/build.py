@@ -9,16 +9,19 @@ adds its new one.
 from __future__ import annotations
 
 import bisect
+import io
+import pickle
 import re
 import sys
 from collections import defaultdict
-from collections.abc import Callable, Collection, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, fields
 from itertools import pairwise
 from typing import Any
 
 from engine.catalog import Catalog
 from engine.channels.graph.relations import Named, SentenceRelations, property_relation
+from engine.channels.graph.sums import EdgeSums
 from engine.entities import displayed_text, is_title_word, normalize
 from engine.kinds import is_person
 from engine.lexicon import Lexicon
@@ -240,6 +243,54 @@ class Part:
     chunk_entities: dict[int, tuple[str, ...]] = field(default_factory=dict)
 
 
+_PART_FIELDS = tuple(f.name for f in fields(Part))
+
+
+class _PlainUnpickler(pickle.Unpickler):
+    """Loads plain containers only: a packed part names no class, so none may be loaded."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        raise pickle.UnpicklingError(f"{module}.{name} does not belong in a note's part")
+
+
+class Parts(Mapping[str, Part]):
+    """Every note's part by path, each kept pickled until read.
+
+    A part is read only where a note is edited or a chunk's entities are asked for, and
+    ten thousand parts as objects take several times the memory of their pickles (and
+    several times as long to load from the saved graph). A part set since the last
+    `pack` is held as it is: a build reads every part many times before it packs them.
+    """
+
+    def __init__(self) -> None:
+        self._parts: dict[str, Part | bytes] = {}
+
+    def __getitem__(self, path: str) -> Part:
+        held = self._parts[path]
+        if isinstance(held, Part):
+            return held
+        return Part(*_PlainUnpickler(io.BytesIO(held)).load())
+
+    def __setitem__(self, path: str, part: Part) -> None:
+        self._parts[path] = part
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._parts)
+
+    def __len__(self) -> int:
+        return len(self._parts)
+
+    def __contains__(self, path: object) -> bool:
+        return path in self._parts
+
+    def pack(self) -> None:
+        """Pickle the parts held as objects (as a tuple of plain values: no class to load)."""
+        for path, held in self._parts.items():
+            if isinstance(held, Part):
+                values = tuple(getattr(held, name) for name in _PART_FIELDS)
+                self._parts[path] = pickle.dumps(values, protocol=pickle.HIGHEST_PROTOCOL)
+
+
 @dataclass
 class NoteRows:
     """The catalog rows of one note the graph is built from."""
@@ -403,7 +454,7 @@ class Build:
     """Every note's part and their sum, numbered into vertices: the writer's side of the channel."""
 
     def __init__(self, infos: Sequence[NoteInfo]) -> None:
-        self.parts: dict[str, Part] = {}
+        self.parts = Parts()
         self.keys: list[str] = []
         self.ids: dict[str, int] = {}
         self.titles: dict[str, str] = {}
@@ -425,18 +476,18 @@ class Build:
         # not taken to mean the planet: a vault's other "Mercury" mentions keep their own vertex.
         for bare, key in short:
             self.note_entries.append((bare, key))
-        self.units: dict[tuple[int, int], list[int]] = {}
+        # Each summed edge's occurrences per relation code and its place in the lists below.
+        self.sums = EdgeSums()
         self.surfaces: dict[str, dict[str, int]] = {}
         self.link_dirs: set[tuple[int, int]] = set()
         self.contexts: dict[tuple[int, int], Context] = {}
         # Linked pair → (its subject vertex, relation, named by a property), where the vault names one.
         self.named: dict[tuple[int, int], NamedEdge] = {}
         self.people: set[str] = set()
-        # The summed edges as parallel lists (igraph's edge numbering) and each edge's place.
+        # The summed edges as parallel lists (igraph's edge numbering).
         self.ends: list[tuple[int, int]] = []
         self.weights: list[float] = []
         self.relations: list[int] = []
-        self.position: dict[tuple[int, int], int] = {}
 
     def vertex(self, key: str) -> int:
         """The number of a vertex key, allocating one for a new key (numbers are never reused)."""
@@ -448,7 +499,7 @@ class Build:
 
     def apply(self, path: str, part: Part, sign: int, edges: set[tuple[int, int]], names: set[str]) -> None:
         """Add (sign 1) or subtract (sign -1) a note's part; collect the edges and names it touches."""
-        ids, vertex, sums = self.ids, self.vertex, self.units
+        ids, vertex, sum_of = self.ids, self.vertex, self.sums.sum_of
         for (a, b, rel), count in part.edges.items():
             ia = ids.get(a)
             if ia is None:
@@ -457,10 +508,7 @@ class Build:
             if ib is None:
                 ib = vertex(b)
             edge = (ia, ib) if ia < ib else (ib, ia)
-            units = sums.get(edge)
-            if units is None:
-                units = sums[edge] = [0, 0, 0, 0]
-            units[rel] += sign * count
+            sum_of(edge)[rel] += sign * count
             edges.add(edge)
         for (key, surface), count in part.surfaces.items():
             spelled = self.surfaces.get(key)
@@ -483,21 +531,21 @@ class Build:
         elif sign < 0:
             self.people.discard(path)
 
-    def context(self, a: str, b: str) -> Context:
-        """Word keys of the sentences that link notes `a` and `b` (keys), either way."""
-        part_a, part_b = self.parts.get(a[5:]), self.parts.get(b[5:])
+    @staticmethod
+    def _context(a: str, part_a: Part | None, b: str, part_b: Part | None) -> Context:
+        """Word keys of the sentences that link notes `a` and `b` (keys, with their parts), either way."""
         keys = part_a.contexts.get(b, "") if part_a else ""
         other = part_b.contexts.get(a, "") if part_b else ""
         # One side's string is shared, not copied: most pairs are written about from one side.
         return _context(set(keys.split()) | set(other.split())) if keys and other else (keys or other)
 
-    def named_relation(self, a: str, b: str) -> tuple[str, str, bool] | None:
-        """The relation named between notes `a` and `b` (keys) by either's sentences or
-        properties: (its subject's key, relation, named by a property). A property outweighs
-        any number of sentences; then the most often named wins, then the first in sort order."""
+    @staticmethod
+    def _named_relation(a: str, part_a: Part | None, b: str, part_b: Part | None) -> tuple[str, str, bool] | None:
+        """The relation named between notes `a` and `b` (keys, with their parts) by either's
+        sentences or properties: (its subject's key, relation, named by a property). A property
+        outweighs any number of sentences; then the most often named wins, then the first in sort order."""
         votes: dict[tuple[str, str], tuple[int, int]] = {}
-        for me, other in ((a, b), (b, a)):
-            part = self.parts.get(me[5:])
+        for me, part, other in ((a, part_a, b), (b, part_b, a)):
             counts = part.typed.get(other) if part else None
             for (relation, other_is_subject, explicit), count in (counts or {}).items():
                 subject = other if other_is_subject else me
@@ -512,12 +560,13 @@ class Build:
         """Recompute the context and the named relation of one linked pair from both notes' parts."""
         ia, ib = self.ids[a], self.ids[b]
         edge = (ia, ib) if ia < ib else (ib, ia)
-        keys = self.context(a, b)
+        part_a, part_b = self.parts.get(a[5:]), self.parts.get(b[5:])  # each read once
+        keys = self._context(a, part_a, b, part_b)
         if keys:
             self.contexts[edge] = keys
         else:
             self.contexts.pop(edge, None)
-        named = self.named_relation(a, b)
+        named = self._named_relation(a, part_a, b, part_b)
         if named is not None:
             self.named[edge] = (self.ids[named[0]], named[1], named[2])
         else:
@@ -541,28 +590,24 @@ class Build:
 
     def settle_all(self) -> None:
         """Lay out every summed edge in the lists anew (a full build)."""
-        self.units = {edge: units for edge, units in self.units.items() if any(units)}
-        self.ends = list(self.units)
-        self.position = {edge: at for at, edge in enumerate(self.ends)}
+        self.ends, sums = self.sums.lay_out()
         w0, w1, w2, w3 = _UNIT_WEIGHT
-        sums = self.units.values()
         self.weights = [u[0] * w0 + u[1] * w1 + u[2] * w2 + u[3] * w3 for u in sums]
         self.relations = [0 if u[0] else 1 if u[1] else 2 if u[2] else 3 for u in sums]
 
     def settle(self, edges: Iterable[tuple[int, int]]) -> None:
         """Bring the edge lists in line with the sums of some edges (empty ones are dropped)."""
-        ends, weights, relations, position = self.ends, self.weights, self.relations, self.position
+        ends, weights, relations, sum_of = self.ends, self.weights, self.relations, self.sums.sum_of
         for edge in edges:
-            units = self.units.get(edge)
-            at = position.get(edge)
-            if units is None or not any(units):
-                self.units.pop(edge, None)
-                if at is not None:
-                    del position[edge]
+            units = sum_of(edge)
+            at = units[4]
+            if not any(units[:4]):
+                if at >= 0:
+                    units[4] = -1
                     last = len(ends) - 1
                     if at != last:  # the last edge fills the gap
                         ends[at], weights[at], relations[at] = ends[last], weights[last], relations[last]
-                        position[ends[at]] = at
+                        sum_of(ends[at])[4] = at
                     ends.pop()
                     weights.pop()
                     relations.pop()
@@ -573,9 +618,9 @@ class Build:
                 + units[2] * _UNIT_WEIGHT[2]
                 + units[3] * _UNIT_WEIGHT[3]
             )
-            relation = next(rel for rel, count in enumerate(units) if count)
-            if at is None:
-                position[edge] = len(ends)
+            relation = next(rel for rel, count in enumerate(units[:4]) if count)
+            if at < 0:
+                units[4] = len(ends)
                 ends.append(edge)
                 weights.append(weight)
                 relations.append(relation)

@@ -89,6 +89,7 @@ class GraphChannel:
         for path, part in build.parts.items():
             for other in (*part.contexts, *part.typed):
                 build.set_context(f"note:{path}", other)
+        build.parts.pack()
         build.settle_all()
         vertices = [build.vertex_record(key) for key in build.keys]
         index = {key: i for i, key in enumerate(build.keys) if key.startswith("note:") or build.surfaces.get(key)}
@@ -115,10 +116,8 @@ class GraphChannel:
                 return
             infos = [catalog.note_info(path) for path in dict.fromkeys(changed)]
             known = [info for info in infos if info is not None and info.path in build.parts]
-            if len(known) < len(infos) or any(
-                (build.parts[info.path].title, build.parts[info.path].aliases) != (info.title, info.aliases)
-                for info in known
-            ):
+            names_before = [(part.title, part.aliases) for part in (build.parts[info.path] for info in known)]
+            if len(known) < len(infos) or names_before != [(info.title, info.aliases) for info in known]:
                 self._rebuild(catalog)
                 return
             self._patch(catalog, build, known)
@@ -153,6 +152,7 @@ class GraphChannel:
             build.named = dict(build.named)
             for a, b in pairs:
                 build.set_context(a, b)
+        build.parts.pack()
         with self._lock:
             snapshot = self._snapshot
         vertices = list(snapshot.vertices) if snapshot else []
@@ -264,8 +264,12 @@ class GraphChannel:
         """The entity keys each (note path, chunk ordinal) names or links, in written order."""
         with self._build_lock:
             build = self._writer_build()  # the notes' parts: read from the saved graph at the first need
-            parts = build.parts if build is not None else {}
-            return [parts[path].chunk_entities.get(ordinal, ()) if path in parts else () for path, ordinal in chunks]
+            if build is None:
+                return [() for _chunk in chunks]
+            parts = build.parts
+            paths = dict.fromkeys(path for path, _ordinal in chunks if path in parts)
+            wanted = {path: parts[path].chunk_entities for path in paths}  # each note's part read once
+            return [wanted[path].get(ordinal, ()) if path in wanted else () for path, ordinal in chunks]
 
     def neighbors(self, path: str, limit: int = 20) -> list[Neighbor]:
         """A note's strongest neighbors in the graph."""

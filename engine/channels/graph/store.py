@@ -22,11 +22,12 @@ from engine.entities import EntityDictionary
 
 __all__ = ["SAVED_FORMAT", "Saved", "Searchable", "WriterPart", "load", "load_writer", "save", "searchable_of"]
 
-SAVED_FORMAT = 12
+SAVED_FORMAT = 14
 _SAVED_CLASSES = frozenset(
     {
         ("engine.channels.graph.build", "Build"),
-        ("engine.channels.graph.build", "Part"),
+        ("engine.channels.graph.build", "Parts"),
+        ("engine.channels.graph.sums", "EdgeSums"),
         ("engine.channels.graph.build", "Vertex"),
         ("engine.entities", "EntityDictionary"),
     }
@@ -134,31 +135,14 @@ def load_writer(part: WriterPart, searchable: Searchable) -> Build | None:
         raise pickle.UnpicklingError("saved graph has an unexpected shape")
     for name in _SEARCHED:
         setattr(build, name, getattr(searchable, name))
-    _share_contexts(build)
     return build
-
-
-def _share_contexts(build: Build) -> None:
-    """Point the notes' context strings at the graph's own where they are equal, as a build
-    leaves them (the two parts of the file were unpickled apart)."""
-    ids, shared = build.ids, build.contexts
-    for path, part in build.parts.items():
-        me = ids.get(f"note:{path}")
-        if me is None:
-            continue
-        for other, context in part.contexts.items():
-            them = ids.get(other)
-            if them is None:
-                continue
-            same = shared.get((me, them) if me < them else (them, me))
-            if same is not None and same == context:
-                part.contexts[other] = same
 
 
 def save(path: Path, stamp: dict[str, object], payload: Saved) -> None:
     """Write the graph atomically (a temp file, fsync, rename): the stamp, the searchable
     part, then the rest (so a search can start before the rest is read)."""
     build, vertices, index, dictionary = payload
+    build.parts.pack()
     searchable = searchable_of(build, vertices, index, dictionary)
     rest = copy.copy(build)  # the searched fields are saved once, in the searchable part
     for name in _SEARCHED:
