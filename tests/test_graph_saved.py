@@ -212,14 +212,10 @@ def _canonical(graph: GraphChannel) -> dict[str, object]:
     }
 
 
-def test_an_edit_of_a_saved_graph_reads_only_the_parts_it_touches(
-    sample_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _count_part_reads(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """Every note's part unpickled from now on (one entry per part read)."""
     from engine.channels.graph import build as graph_build
 
-    index = tmp_path / "index"
-    with Engine.open(sample_copy, index_dir=index, embedder=None) as eng:
-        eng.reindex(embed=False)
     reads: list[object] = []
     unpickle = graph_build._PlainUnpickler.load
 
@@ -228,6 +224,16 @@ def test_an_edit_of_a_saved_graph_reads_only_the_parts_it_touches(
         return unpickle(self)
 
     monkeypatch.setattr(graph_build._PlainUnpickler, "load", counted)
+    return reads
+
+
+def test_an_edit_of_a_saved_graph_reads_only_the_parts_it_touches(
+    sample_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    index = tmp_path / "index"
+    with Engine.open(sample_copy, index_dir=index, embedder=None) as eng:
+        eng.reindex(embed=False)
+    reads = _count_part_reads(monkeypatch)
     with Engine.open(sample_copy, index_dir=index, embedder=None) as eng:
         path = _edit(sample_copy)
         eng.reindex([path], embed=False)
@@ -246,22 +252,13 @@ def test_an_edit_of_a_saved_graph_reads_only_the_parts_it_touches(
 def test_the_entities_of_a_notes_chunks_read_its_part_once(
     sample_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from engine.channels.graph import build as graph_build
-
     index = tmp_path / "index"
     path = "Projects/Atlas/Offline Sync Conflicts.md"
     with Engine.open(sample_copy, index_dir=index, embedder=None) as eng:
         eng.reindex(embed=False)
         built = eng._graph.chunk_entities([(path, 0), (path, 1), (path, 2)])
     assert any(built), "the note's chunks name entities"
-    reads: list[object] = []
-    unpickle = graph_build._PlainUnpickler.load
-
-    def counted(self: pickle.Unpickler) -> object:
-        reads.append(self)
-        return unpickle(self)
-
-    monkeypatch.setattr(graph_build._PlainUnpickler, "load", counted)
+    reads = _count_part_reads(monkeypatch)
     with Engine.open(sample_copy, index_dir=index, embedder=None) as eng:
         assert eng._graph.chunk_entities([(path, 0), (path, 1), (path, 2), ("Missing.md", 0)]) == [*built, ()]
     assert len(reads) == 1
