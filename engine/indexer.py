@@ -407,7 +407,11 @@ class Indexer:
         backlog = self._catalog.embedding_backlog(embedder.model_id, paths)
         if not backlog:
             return 0
-        order = EmbedOrder(backlog, self._config.vectors.batch_size)
+        runs = parallel_batches_of(embedder)
+        # A backlog smaller than a batch per core (an edit's few chunks) is split among the
+        # cores: one batch would run on one thread while the others wait.
+        batch_size = min(self._config.vectors.batch_size, max(1, -(-len(backlog) // runs)))
+        order = EmbedOrder(backlog, batch_size)
         rate = self._embed_rate(embedder.model_id)
         buffer: list[tuple[str, npt.NDArray[np.float32]]] = []
         done = 0
@@ -426,7 +430,6 @@ class Indexer:
         self._vectors.attach_owners(self._catalog.chunk_owners())
         self.embedding = order
         report(Progress("embed", 0, len(backlog), eta_s=eta_seconds(order.remaining_chars, rate.chars_per_s), order="newest"))
-        runs = parallel_batches_of(embedder)
         pool = ThreadPoolExecutor(max_workers=runs, thread_name_prefix="cairn-embed") if runs > 1 else None
         running: deque[tuple[list[int], Future[Vectors]]] = deque()
         last = time.perf_counter()

@@ -230,3 +230,31 @@ def test_an_embedder_that_runs_batches_at_once_is_kept_busy_and_each_vector_land
             hits = engine.search(text, limit=1, channels=["vectors"], as_you_type=False).hits
             assert [hit.path for hit in hits] == [f"Day {day:02d}.md"], "the vector of its own chunk"
         assert engine.status().backlog is None
+
+
+class BatchSizes(HashEmbedder):
+    """Runs two batches at once and remembers each batch's size."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.parallel_batches = 2
+        self.sizes: list[int] = []
+        self._lock = threading.Lock()
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        with self._lock:
+            self.sizes.append(len(texts))
+        return super().embed(texts)
+
+
+def test_a_backlog_smaller_than_a_batch_per_core_is_split_among_them(tmp_path: Path) -> None:
+    """An edit's few chunks: one batch would leave a core idle while the other runs it alone."""
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    for number in range(6):
+        (vault / f"Note {number}.md").write_text(f"# Note {number}\n\nA line about item {number}.\n", encoding="utf-8")
+    embedder = BatchSizes()
+    with Engine.open(vault, index_dir=tmp_path / "index", embedder=embedder) as engine:  # batches of 8
+        engine.reindex(embed=False)
+        assert engine.embed_pending() == 6
+    assert sorted(embedder.sizes) == [3, 3]
