@@ -83,3 +83,8 @@ def test_explain_says_why_a_name_was_taken(tmp_path: Path, capsys: pytest.Captur
     out = capsys.readouterr().out
     assert "Kubernetes: written as a name" in out
     assert "settings: not a name, a common word (in " in out
+
+
+def test_a_repeated_word_is_one_reason(engine: Engine) -> None:
+    results = engine.search("settings, settings and plugins", limit=5, as_you_type=False)
+    assert len(results.not_names) == 1 and results.not_names[0][0] == "settings"

@@ -316,7 +316,8 @@ class Planner:
                 because.append((surface, "a rare word in the vault" if share is not None else "named"))
             else:
                 dropped.append((surface, f"a common word (in {share:.0%} of notes)"))
-        return kept, because, dropped
+        # A word the query repeats is one reason, said once.
+        return kept, list(dict.fromkeys(because)), list(dict.fromkeys(dropped))
 
     def _rarest_share(self, surface: str) -> float | None:
         """The share of notes holding the rarest content word of `surface` (None: not measured)."""

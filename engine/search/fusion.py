@@ -170,18 +170,24 @@ def fusion_factors(
         factors.setdefault("graph", {}).update(dict.fromkeys(hop_notes, 1.0))
     asked, other = relation_notes
     if asked and other and fusion.other_relation_factor != 1:
-        for name, ranked in rankings.items():
-            scale = factors.setdefault(name, {})
-            for path in ranked:
-                if path in other:
-                    scale[path] = scale.get(path, 1.0) * fusion.other_relation_factor
+        _scale_votes(factors, rankings, lambda path: path in other, fusion.other_relation_factor)
     if kind_notes and fusion.kind_factor < 1:
-        for name, ranked in rankings.items():
-            scale = factors.setdefault(name, {})
-            for path in ranked:
-                if path not in kind_notes:
-                    scale[path] = scale.get(path, 1.0) * fusion.kind_factor
+        _scale_votes(factors, rankings, lambda path: path not in kind_notes, fusion.kind_factor)
     return factors
+
+
+def _scale_votes(
+    factors: dict[str, dict[str, float]],
+    rankings: Mapping[str, Sequence[str]],
+    scaled: Callable[[str], bool],
+    factor: float,
+) -> None:
+    """Multiply every channel's factor for the notes `scaled` picks by `factor`."""
+    for name, ranked in rankings.items():
+        scale = factors.setdefault(name, {})
+        for path in ranked:
+            if scaled(path):
+                scale[path] = scale.get(path, 1.0) * factor
 
 
 def keyword_factors(
