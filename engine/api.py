@@ -423,6 +423,8 @@ class Engine:
                 raise
         if paths is None:
             _settle_heap()  # a full pass may have rebuilt the graph
+        if self._prepare_tables:
+            self._prepare_in_background()  # the channels' filter tables, now that all of them changed
         if not backlog:
             return report
         started = time.perf_counter()

@@ -346,10 +346,15 @@ class Catalog:
         return gen
 
     # -- notes ------------------------------------------------------------------
-    def file_states(self) -> dict[str, FileState]:
-        """path → (mtime, size, sha) of every note."""
-        rows = self._conn().execute("SELECT path, mtime, size, sha FROM notes")
-        return {str(p): FileState(float(m), int(s), str(h)) for p, m, s, h in rows}
+    def file_states(self, paths: Iterable[str] | None = None) -> dict[str, FileState]:
+        """path → (mtime, size, sha) of every note, or of those at `paths` that are notes."""
+        sql = "SELECT path, mtime, size, sha FROM notes"
+        conn = self._conn()
+        if paths is None:
+            rows: Iterable[tuple[object, ...]] = conn.execute(sql)
+        else:
+            rows = _rows_at_paths(conn, f"{sql} WHERE path", paths)
+        return {str(p): FileState(float(m), int(s), str(h)) for p, m, s, h in rows}  # type: ignore[arg-type,call-overload]
 
     def upsert_note(
         self,
@@ -542,11 +547,16 @@ class Catalog:
         row = self._conn().execute(f"{_CHUNK_SELECT} WHERE c.id=?", (chunk_id,)).fetchone()
         return None if row is None else _stored_chunk(row)
 
-    def chunk_owners(self) -> dict[int, str]:
-        """chunk id → note path, for every chunk."""
-        rows = self._conn().execute("SELECT c.id, n.path FROM chunks c JOIN notes n ON n.id=c.note_id")
-        paths: dict[str, str] = {}  # one string per note, not per chunk (330k chunks at 50k notes)
-        return {int(cid): paths.setdefault(path, path) for cid, path in rows}
+    def chunk_owners(self, paths: Iterable[str] | None = None) -> dict[int, str]:
+        """chunk id → note path, for every chunk, or for the chunks of the notes at `paths`."""
+        sql = "SELECT c.id, n.path FROM chunks c JOIN notes n ON n.id=c.note_id"
+        conn = self._conn()
+        if paths is None:
+            rows: Iterable[tuple[object, ...]] = conn.execute(sql)
+        else:
+            rows = _rows_at_paths(conn, f"{sql} WHERE n.path", paths)
+        names: dict[str, str] = {}  # one string per note, not per chunk (330k chunks at 50k notes)
+        return {int(cid): names.setdefault(str(path), str(path)) for cid, path in rows}  # type: ignore[call-overload]
 
     def chunks_missing_embedding(
         self, model_id: str, paths: Iterable[str] | None = None
@@ -757,6 +767,25 @@ class Catalog:
         )
         for path, resolved, line, target, prop in self._rows_of(sql, paths, "l.rowid"):
             yield ResolvedLink(str(path), str(resolved), int(line), str(target), None if prop is None else str(prop))  # type: ignore[call-overload]
+
+
+def _rows_at_paths(conn: sqlite3.Connection, sql: str, paths: Iterable[str]) -> list[tuple[object, ...]]:
+    """The rows of `sql` (ending in the path column to compare) for the given paths, 500 at
+    a time. A path that is no valid text (a file name's undecodable bytes) names no note."""
+    wanted = [p for p in dict.fromkeys(paths) if p.isascii() or _encodable(p)]
+    rows: list[tuple[object, ...]] = []
+    for start in range(0, len(wanted), 500):
+        part = wanted[start : start + 500]
+        rows.extend(conn.execute(f"{sql} IN ({','.join('?' * len(part))})", part))
+    return rows
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def embedding_text(title: str, heading_path: Sequence[str], text: str) -> str:

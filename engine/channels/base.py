@@ -88,6 +88,11 @@ class Channel(Protocol):
         """Notes for a query's plan, best first, ranks 1-based."""
         ...
 
+    def prepare(self) -> None:
+        """Build now what a first search (or a first filtered one) would otherwise build
+        after a change; for a front end that stays open, off the keystroke path."""
+        ...
+
     def save(self) -> None:
         """Persist to disk atomically (no-op for in-memory channels)."""
         ...
@@ -108,8 +113,8 @@ class VectorIndex(Channel, Protocol):
         """Add (chunk id, vector) rows; `recent` ones (an edit's) are also searched exactly. Returns how many."""
         ...
 
-    def attach_owners(self, owners: dict[int, str]) -> None:
-        """Set the chunk id → note path map (from the catalog)."""
+    def refresh_owners(self, catalog: Catalog, paths: Collection[str] | None = None) -> None:
+        """Re-read the chunk id → note path map from the catalog (only `paths`' chunks if given)."""
         ...
 
 

@@ -20,6 +20,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from engine.channels.numbering import PathNumbers
+
 _CACHED_POSTING_LISTS = 8192
 # Clause scores kept per searcher, counted in document entries (16 bytes each: id and score).
 _CACHED_CLAUSE_VALUES = 2_000_000
@@ -119,7 +121,7 @@ class BulkScorer:
         self._lengths: dict[str, npt.NDArray[np.float64]] = {}
         self._avg_length: dict[str, float] = {}
         self._paths: dict[int, str] = {}
-        self._by_path: dict[str, int] | None = None
+        self._by_path: PathNumbers | None = None
         # Each clause's BM25F contribution per document, for the keystrokes that repeat it
         # (every word already typed): only the sum is computed again.
         self._clauses: OrderedDict[tuple[str, str, float], _Posting] = OrderedDict()
@@ -198,13 +200,13 @@ class BulkScorer:
 
     def docnums(self, paths: Collection[str]) -> npt.NDArray[np.int64]:
         """The live document numbers of notes at `paths` (a query filter's candidates)."""
-        by_path = self._by_path
-        if by_path is None:
-            by_path = self._by_path = {}
-            reader = self.searcher.reader()
-            for docnum, fields in reader.iter_docs():
+        numbers = self._by_path
+        if numbers is None:
+            by_path: dict[str, int] = {}
+            for docnum, fields in self.searcher.reader().iter_docs():
                 by_path[str(fields["path"])] = docnum
-        return np.fromiter((by_path[p] for p in paths if p in by_path), dtype=np.int64)
+            numbers = self._by_path = PathNumbers(by_path, max(by_path.values(), default=-1) + 1)
+        return np.flatnonzero(numbers.mask(paths))
 
     def docs_with(self, term: str, fields: Sequence[str]) -> npt.NDArray[np.int64]:
         """Document numbers holding `term` in any of `fields`."""

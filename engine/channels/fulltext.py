@@ -304,6 +304,11 @@ class FulltextChannel:
                 for doc in scorer.search(clauses, limit)
             ]
 
+    def prepare(self) -> None:
+        """Number the documents by path for filters (read once per searcher)."""
+        with self._lock:
+            self._scorer_for(self._searcher).docnums(())
+
     def term_weights(self, terms: Iterable[str]) -> dict[str, float]:
         """Each index term's idf in the body field (BM25's, as Whoosh computes it)."""
         with self._lock:

@@ -8,6 +8,7 @@ import threading
 import zipfile
 from collections import OrderedDict
 from collections.abc import Collection, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ import numpy.typing as npt
 
 from engine.catalog import Catalog
 from engine.channels.base import ChannelAnswer, ChannelContext
+from engine.channels.numbering import PathNumbers
 from engine.config import VectorConfig
 from engine.embedder import Embedder
 from engine.errors import IndexCorrupt
@@ -69,10 +71,13 @@ class VectorChannel:
         # same, and so does its answer.
         self._answers: OrderedDict[tuple[str, int], ChannelAnswer] = OrderedDict()
         self._version = 0  # bumped by every change to what a search can return
-        # For filtered searches, per version: each note's live chunk ids, and the last
-        # filter's chunk ids with their vectors (the filter stays while its words change).
-        self._live_by_note: tuple[int, dict[str, list[int]], dict[str, int]] | None = None
+        # For filtered searches, per version: the live chunks as arrays a filter is applied
+        # to, and the last narrow filter's chunk ids with their vectors (the filter stays
+        # while its words change).
+        self._layout: _Layout | None = None
         self._filtered: tuple[int, frozenset[str], list[int], npt.NDArray[np.float32]] | None = None
+        # Per version: which rows of the exact list are live (not tombstoned).
+        self._stray_live: tuple[int, npt.NDArray[np.bool_]] | None = None
         self._index: Any = None
         if embedder is not None:  # without a model nothing is searched: FAISS and the file stay unread
             import faiss
@@ -82,7 +87,12 @@ class VectorChannel:
 
     def _empty(self) -> Any:
         faiss = self._faiss
-        hnsw = faiss.IndexHNSWFlat(self._dims, self._config.hnsw_m, faiss.METRIC_INNER_PRODUCT)
+        if self._config.storage == "fp16":  # half the bytes per vector; the same neighbours found
+            hnsw = faiss.IndexHNSWSQ(
+                self._dims, faiss.ScalarQuantizer.QT_fp16, self._config.hnsw_m, faiss.METRIC_INNER_PRODUCT
+            )
+        else:
+            hnsw = faiss.IndexHNSWFlat(self._dims, self._config.hnsw_m, faiss.METRIC_INNER_PRODUCT)
         hnsw.hnsw.efConstruction = self._config.ef_construction
         hnsw.hnsw.efSearch = self._config.ef_search
         return faiss.IndexIDMap2(hnsw)
@@ -145,6 +155,29 @@ class VectorChannel:
             self._owners = owners
             self._changed()
 
+    def refresh_owners(self, catalog: Catalog, paths: Collection[str] | None = None) -> None:
+        """Re-read the chunk id → note path map: all of it, or only the chunks of the notes
+        at `paths` (an edit's: a few rows, not the 330k of a 50k-note vault)."""
+        with self._lock:
+            if paths is None:
+                self.attach_owners(catalog.chunk_owners())
+            else:
+                self._reread_notes(catalog, set(paths))
+
+    def _reread_notes(self, catalog: Catalog, touched: set[str]) -> list[int]:
+        """Read the chunks of the notes at `touched` again: those gone are tombstoned; returns
+        the new chunk ids that have no vector in the index (the caller holds the lock)."""
+        before = [cid for cid, path in self._owners.items() if path in touched]
+        now = catalog.chunk_owners(touched)
+        owners = {cid: path for cid, path in self._owners.items() if path not in touched}
+        owners.update(now)
+        present = self._present_among([*before, *now])
+        self._tombstones.update(cid for cid in before if cid in present and cid not in now)
+        self._uncached.difference_update(cid for cid in before if cid not in now)
+        self._owners = owners
+        self._changed()
+        return [cid for cid in now if cid not in present]
+
     def sync(self, catalog: Catalog, *, lagging: bool, writable: bool) -> str:
         """Add the cached vectors the index lacks and drop those of gone chunks (a killed run).
 
@@ -178,6 +211,14 @@ class VectorChannel:
             present = self.indexed_ids()
             self._uncached = {cid for cid in self._owners if cid not in present}
 
+    def _present_among(self, ids: list[int]) -> set[int]:
+        """Which of `ids` are in the index and not tombstoned (the caller holds the lock)."""
+        if not ids or self._index is None:
+            return set()
+        indexed = self._faiss.vector_to_array(self._index.id_map)
+        found = np.asarray(ids, dtype=np.int64)[np.isin(np.asarray(ids, dtype=np.int64), indexed)]
+        return {int(cid) for cid in found.tolist()} - self._tombstones
+
     def indexed_ids(self) -> set[int]:
         """Chunk ids present and not tombstoned."""
         with self._lock:
@@ -206,16 +247,18 @@ class VectorChannel:
         """Tombstone chunks no longer in the catalog; add cached vectors of new ones."""
         if self._embedder is None:
             return
+        edit = 0 < len(changed) + len(removed) <= _EDIT_NOTES
         with self._lock:
-            owners = catalog.chunk_owners()
-            present = self.indexed_ids()
-            gone = present - owners.keys()
-            self._tombstones |= gone
-            self._changed()
-            self._owners = owners
-            self._uncached &= owners.keys()
-            missing = [cid for cid in owners if cid not in present]
-            edit = 0 < len(changed) + len(removed) <= _EDIT_NOTES
+            if edit:  # a save: only the edited notes' chunks can have come or gone
+                missing = self._reread_notes(catalog, {*changed, *removed})
+            else:
+                owners = catalog.chunk_owners()
+                present = self.indexed_ids()
+                self._tombstones |= present - owners.keys()
+                self._changed()
+                self._owners = owners
+                self._uncached &= owners.keys()
+                missing = [cid for cid in owners if cid not in present]
             if changed or removed:
                 # An edit: chunks already looked up without a vector are the embedding
                 # backlog's (embedding adds them); only the edit's new chunks are looked up.
@@ -290,6 +333,15 @@ class VectorChannel:
         return self._stray_matrix
 
     # -- searching -----------------------------------------------------------------
+    def prepare(self) -> None:
+        """Lay out the live chunks for filtered searches (about 0.25 s at 50k notes)."""
+        if self._embedder is None:
+            return
+        with self._lock:
+            self._live_layout()
+            if self._strays:
+                self._stray_live_rows()
+
     def search(self, query: Query, limit: int) -> ChannelAnswer:
         """Nearest chunks to the query embedding, max-pooled per note."""
         if self._embedder is None:
@@ -332,14 +384,7 @@ class VectorChannel:
             scores, ids = self._index.search(vector, k, params=params)
             found = list(zip(scores[0].tolist(), ids[0].tolist(), strict=True))
             if self._strays:
-                stray_ids, stray_vectors = self._stray_arrays()
-                stray_scores = stray_vectors @ vector[0]
-                tombstones = self._tombstones
-                found += [
-                    (float(score), int(cid))
-                    for score, cid in zip(stray_scores.tolist(), stray_ids.tolist(), strict=True)
-                    if cid not in tombstones
-                ]
+                found += self._best_strays(vector[0], k, self._stray_live_rows())
                 found.sort(key=lambda pair: -pair[0])
             owners = self._owners
         best: dict[str, tuple[float, int]] = {}
@@ -360,37 +405,77 @@ class VectorChannel:
         return answer
 
     def _search_within(self, vector: npt.NDArray[np.float32], candidates: Collection[str], limit: int) -> ChannelAnswer:
-        """Exact search over the chunks of a filter's candidate notes (every one of them is compared)."""
+        """The nearest chunks among a filter's candidate notes: every one compared exactly
+        when they are few, the graph search restricted to them when they are many."""
         with self._lock:
             cached = self._filtered
             if cached is not None and cached[0] == self._version and cached[1] == candidates:
                 return self._exact_among(cached[2], cached[3], vector[0], limit)
-            live, first_seen = self._live_chunks_by_note()
-            # Notes in the order of their first chunk in the owner map, as a scan of it
-            # would meet them (equal scores then rank as they always did).
-            notes = sorted((path for path in candidates if path in live), key=first_seen.__getitem__)
-            ids = [cid for path in notes for cid in live[path]]
-            if not ids:
+            layout = self._live_layout()
+            notes = layout.numbers.mask(candidates)
+            chunk_ids = layout.ids[notes[layout.notes]]
+            if not len(chunk_ids):
                 return ChannelAnswer(hits=())
-            owners = self._owners
-            if len(ids) > _EXACT_FILTERED_MAX:
-                # A broad filter: the graph search restricted to its chunks (strays exactly).
-                stray_ids = [cid for cid in ids if cid in self._strays]
-                selector = self._faiss.IDSelectorBatch(np.asarray(ids, dtype=np.int64))
-                k = min(len(ids), max(limit * 4, 32))
-                params = self._faiss.SearchParametersHNSW(sel=selector, efSearch=max(self._config.ef_search, k))
-                found_scores, found_ids = self._index.search(vector, k, params=params)
-                pairs = [(float(s), int(c)) for s, c in zip(found_scores[0].tolist(), found_ids[0].tolist(), strict=True) if c >= 0]
-                pairs += [(float(self._strays[c] @ vector[0]), c) for c in stray_ids]
-                best_broad: dict[str, tuple[float, int]] = {}
-                for score, cid in pairs:
-                    path = owners[cid]
-                    if path not in best_broad or score > best_broad[path][0]:
-                        best_broad[path] = (score, cid)
-                return _pooled(best_broad, limit)
+            if len(chunk_ids) > _EXACT_FILTERED_MAX:
+                return self._search_broad(vector, chunk_ids, notes[layout.stray_notes], limit)
+            # Chunks in the owner map's order, as a scan of it meets them (equal scores
+            # then rank as they always did).
+            ids = chunk_ids.tolist()
             matrix = self._vectors_of(ids)
             self._filtered = (self._version, frozenset(candidates), ids, matrix)
             return self._exact_among(ids, matrix, vector[0], limit)
+
+    def _search_broad(
+        self,
+        vector: npt.NDArray[np.float32],
+        chunk_ids: npt.NDArray[np.int64],
+        stray_rows: npt.NDArray[np.bool_],
+        limit: int,
+    ) -> ChannelAnswer:
+        """A broad filter (an exclusion, a big folder): the graph search restricted to its
+        chunks by a bitmap of their ids, and the exact list's rows among them (the caller
+        holds the lock)."""
+        member = np.zeros(int(chunk_ids.max()) + 1, dtype=bool)
+        member[chunk_ids] = True
+        bitmap = np.packbits(member, bitorder="little")  # FAISS reads bit i of byte i // 8
+        selector = self._faiss.IDSelectorBitmap(len(member), self._faiss.swig_ptr(bitmap))
+        k = min(len(chunk_ids), max(limit * 4, 32))
+        params = self._faiss.SearchParametersHNSW(sel=selector, efSearch=max(self._config.ef_search, k))
+        scores, ids = self._index.search(vector, k, params=params)
+        found = [(s, c) for s, c in zip(scores[0].tolist(), ids[0].tolist(), strict=True) if c >= 0]
+        if self._strays:
+            found += self._best_strays(vector[0], k, stray_rows & self._stray_live_rows())
+        owners = self._owners
+        best: dict[str, tuple[float, int]] = {}
+        for score, cid in found:
+            path = owners.get(cid)
+            if path is not None and (path not in best or score > best[path][0]):
+                best[path] = (score, cid)
+        return _pooled(best, limit)
+
+    def _best_strays(
+        self, vector: npt.NDArray[np.float32], k: int, rows: npt.NDArray[np.bool_]
+    ) -> list[tuple[float, int]]:
+        """The `k` best (score, chunk id) of the exact list's `rows`, by exact inner
+        product: a sort of k, not of the whole list (tens of thousands at 50k notes)."""
+        stray_ids, stray_vectors = self._stray_arrays()
+        scores = stray_vectors @ vector
+        scores[~rows] = -np.inf
+        top = np.argpartition(-scores, k)[:k] if k < len(scores) else np.arange(len(scores))
+        top = top[np.isfinite(scores[top])]
+        return list(zip(scores[top].tolist(), stray_ids[top].tolist(), strict=True))
+
+    def _stray_live_rows(self) -> npt.NDArray[np.bool_]:
+        """Which rows of the exact list are not tombstoned, once per version (the caller
+        holds the lock)."""
+        cached = self._stray_live
+        if cached is not None and cached[0] == self._version and len(cached[1]) == len(self._strays):
+            return cached[1]
+        stray_ids, _vectors = self._stray_arrays()
+        tombstones = self._tombstones
+        live = np.fromiter((cid not in tombstones for cid in stray_ids.tolist()), dtype=bool, count=len(stray_ids))
+        self._stray_live = (self._version, live)
+        return live
 
     def _exact_among(
         self, ids: list[int], matrix: npt.NDArray[np.float32], vector: npt.NDArray[np.float32], limit: int
@@ -405,21 +490,33 @@ class VectorChannel:
                 best[path] = (float(score), int(cid))
         return _pooled(best, limit)
 
-    def _live_chunks_by_note(self) -> tuple[dict[str, list[int]], dict[str, int]]:
-        """Each note's chunk ids that have a live vector (in the index or exact list) and
-        each note's place in the owner map, once per version: a filtered keystroke reads
-        its candidates' chunks, not every chunk."""
-        cached = self._live_by_note
-        if cached is not None and cached[0] == self._version:
-            return cached[1], cached[2]
-        present = self.indexed_ids() | (set(self._strays) - self._tombstones)
-        by_note: dict[str, list[int]] = {}
-        for cid, path in self._owners.items():
-            if cid in present:
-                by_note.setdefault(path, []).append(cid)
-        first_seen = {path: place for place, path in enumerate(by_note)}
-        self._live_by_note = (self._version, by_note, first_seen)
-        return by_note, first_seen
+    def _live_layout(self) -> _Layout:
+        """The live chunks (in the index or the exact list, not tombstoned) as arrays, once
+        per version: a filtered keystroke then selects its candidates' chunks with a mask,
+        not a loop over every chunk (the caller holds the lock)."""
+        cached = self._layout
+        if cached is not None and cached.version == self._version:
+            return cached
+        owners = self._owners
+        owner_ids = np.fromiter(owners, dtype=np.int64, count=len(owners))
+        stray_ids, _vectors = self._stray_arrays()
+        vectors_of = np.concatenate([self._faiss.vector_to_array(self._index.id_map).astype(np.int64), stray_ids])
+        present = np.isin(owner_ids, vectors_of)
+        if self._tombstones:
+            present &= ~np.isin(owner_ids, np.fromiter(self._tombstones, dtype=np.int64, count=len(self._tombstones)))
+        paths = list(owners.values())
+        ordinal: dict[str, int] = {}
+        notes = np.fromiter(
+            (ordinal.setdefault(paths[row], len(ordinal)) for row in np.flatnonzero(present).tolist()),
+            dtype=np.int64,
+            count=int(present.sum()),
+        )
+        stray_notes = np.fromiter(
+            (ordinal.get(owners.get(cid, ""), -1) for cid in stray_ids.tolist()), dtype=np.int64, count=len(stray_ids)
+        )
+        numbers = PathNumbers(ordinal, len(ordinal) + 1)
+        self._layout = _Layout(self._version, owner_ids[present], notes, stray_notes, numbers)
+        return self._layout
 
     def _vectors_of(self, ids: list[int]) -> npt.NDArray[np.float32]:
         """The vectors of `ids`, one row each: the exact list's copy, else the index's (in one call)."""
@@ -594,6 +691,22 @@ def open_channel(context: ChannelContext) -> tuple[VectorChannel, str]:
 
 # Up to this many chunks, a filtered search compares every one exactly.
 _EXACT_FILTERED_MAX = 8192
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """The live chunks of one version of the index, as arrays a filter is applied to.
+
+    `ids` are in the owner map's order and `notes` holds each one's note ordinal (notes
+    numbered by their first chunk); `stray_notes` is the note ordinal of each row of the
+    exact list, -1 where the row has no live note.
+    """
+
+    version: int
+    ids: npt.NDArray[np.int64]
+    notes: npt.NDArray[np.int64]
+    stray_notes: npt.NDArray[np.int64]
+    numbers: PathNumbers  # note ordinals; one slot more at the end, always False, which -1 reads
 
 
 def _pooled(best: dict[str, tuple[float, int]], limit: int) -> ChannelAnswer:

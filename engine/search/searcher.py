@@ -180,6 +180,8 @@ class Searcher:
                 self._facts = facts
             if scan is not None and self._scan is None:
                 self._scan = scan
+        for channel in self._channels.values():
+            channel.prepare()
 
     def plan(self, raw: str, *, as_you_type: bool = True) -> QueryPlan:
         """What the engine reads from a query (see engine/query/plan.py)."""

@@ -6,7 +6,6 @@ import functools
 import logging
 import threading
 from collections.abc import Collection, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -229,14 +228,13 @@ class GraphChannel:
             snapshot = self._snapshot
         if snapshot is None or query.is_empty:
             return ChannelAnswer(hits=())
-        if query.candidates is None:
-            return walk.search(snapshot, query, limit, self._config, self._relation_names, self._implied)
         # A filter: the walk reaches what it reaches; only the candidates are answers.
-        answer = walk.search(
-            snapshot, query, snapshot.cache.graph.vcount(), self._config, self._relation_names, self._implied
+        return walk.search(
+            snapshot, query, limit, self._config, self._relation_names, self._implied, allowed=query.candidates
         )
-        kept = [hit for hit in answer.hits if hit.path in query.candidates][:limit]
-        return replace(answer, hits=tuple(replace(hit, rank=rank) for rank, hit in enumerate(kept, start=1)))
+
+    def prepare(self) -> None:
+        """Nothing to build ahead: the snapshot is made when the graph changes."""
 
     def relation(self, a: str, b: str) -> Relation | None:
         """The relation the vault names between the notes at paths `a` and `b`, subject first, if any."""

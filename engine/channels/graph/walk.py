@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Collection
 from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
@@ -85,8 +86,12 @@ def search(
     config: GraphConfig,
     relation_names: dict[str, frozenset[str]] | None = None,
     implied: dict[str, frozenset[str]] | None = None,
+    allowed: Collection[str] | None = None,
 ) -> ChannelAnswer:
     """Expand 1-2 hops from the plan's entities (and its request's seeds); rank notes by decayed proximity.
+
+    `allowed` (a filter's candidate paths) keeps only those notes as answers; the walk
+    still goes through the others, and the cut to `limit` comes after the filter.
 
     `relation_names` are the lexicon's named relations with their word keys: an edge
     named with the relation the query asks about counts `typed_relation_boost` more.
@@ -149,6 +154,8 @@ def search(
                 else:
                     from_chunk.discard(v)
     note_hits = [(v, score) for v, score in totals.items() if vertices[v].kind == "note" and score > 0]
+    if allowed is not None:
+        note_hits = [(v, score) for v, score in note_hits if vertices[v].path in allowed]
     if by_people:
         # A who-question is answered by people: where the vault says which notes are
         # people (a People/ folder, a #person tag), other notes step back.
