@@ -341,13 +341,20 @@ class VectorChannel:
 
     # -- searching -----------------------------------------------------------------
     def prepare(self) -> None:
-        """Lay out the live chunks for filtered searches (about 0.25 s at 50k notes)."""
+        """Lay out the live chunks for filtered searches (about 0.25 s at 50k notes), off
+        the lock: a keystroke searching meanwhile does not wait for it."""
         if self._embedder is None:
             return
         with self._lock:
-            self._live_layout()
+            if self._layout is not None and self._layout.version == self._version:
+                return
+            version, inputs = self._version, self._layout_inputs()
             if self._strays:
                 self._stray_live_rows()
+        layout = _Layout.of(version, *inputs)
+        with self._lock:
+            if version == self._version:  # nothing changed while it was built
+                self._layout = layout
 
     def search(self, query: Query, limit: int) -> ChannelAnswer:
         """Nearest chunks to the query embedding, max-pooled per note."""
@@ -502,28 +509,19 @@ class VectorChannel:
         per version: a filtered keystroke then selects its candidates' chunks with a mask,
         not a loop over every chunk (the caller holds the lock)."""
         cached = self._layout
-        if cached is not None and cached.version == self._version:
-            return cached
-        owners = self._owners
-        owner_ids = np.fromiter(owners, dtype=np.int64, count=len(owners))
+        if cached is None or cached.version != self._version:
+            cached = self._layout = _Layout.of(self._version, *self._layout_inputs())
+        return cached
+
+    def _layout_inputs(
+        self,
+    ) -> tuple[dict[int, str], npt.NDArray[np.int64], npt.NDArray[np.int64], frozenset[int]]:
+        """What a layout is made of, as of now: the owner map (replaced, never changed in
+        place), the exact list's ids, the index's ids and the tombstones (the caller holds
+        the lock)."""
         stray_ids, _vectors = self._stray_arrays()
-        vectors_of = np.concatenate([self._faiss.vector_to_array(self._index.id_map).astype(np.int64), stray_ids])
-        present = np.isin(owner_ids, vectors_of)
-        if self._tombstones:
-            present &= ~np.isin(owner_ids, np.fromiter(self._tombstones, dtype=np.int64, count=len(self._tombstones)))
-        paths = list(owners.values())
-        ordinal: dict[str, int] = {}
-        notes = np.fromiter(
-            (ordinal.setdefault(paths[row], len(ordinal)) for row in np.flatnonzero(present).tolist()),
-            dtype=np.int64,
-            count=int(present.sum()),
-        )
-        stray_notes = np.fromiter(
-            (ordinal.get(owners.get(cid, ""), -1) for cid in stray_ids.tolist()), dtype=np.int64, count=len(stray_ids)
-        )
-        numbers = PathNumbers(ordinal, len(ordinal) + 1)
-        self._layout = _Layout(self._version, owner_ids[present], notes, stray_notes, numbers)
-        return self._layout
+        indexed = self._faiss.vector_to_array(self._index.id_map).astype(np.int64)
+        return self._owners, stray_ids, indexed, frozenset(self._tombstones)
 
     def _vectors_of(self, ids: list[int]) -> npt.NDArray[np.float32]:
         """The vectors of `ids`, one row each: the exact list's copy, else the index's (in one call)."""
@@ -714,6 +712,33 @@ class _Layout:
     notes: npt.NDArray[np.int64]
     stray_notes: npt.NDArray[np.int64]
     numbers: PathNumbers  # note ordinals; one slot more at the end, always False, which -1 reads
+
+    @classmethod
+    def of(
+        cls,
+        version: int,
+        owners: dict[int, str],
+        stray_ids: npt.NDArray[np.int64],
+        indexed: npt.NDArray[np.int64],
+        tombstones: frozenset[int],
+    ) -> _Layout:
+        """The layout of the chunks `owners` names that are in the index or the exact list
+        and not tombstoned."""
+        owner_ids = np.fromiter(owners, dtype=np.int64, count=len(owners))
+        present = np.isin(owner_ids, np.concatenate([indexed, stray_ids]))
+        if tombstones:
+            present &= ~np.isin(owner_ids, np.fromiter(tombstones, dtype=np.int64, count=len(tombstones)))
+        paths = list(owners.values())
+        ordinal: dict[str, int] = {}
+        notes = np.fromiter(
+            (ordinal.setdefault(paths[row], len(ordinal)) for row in np.flatnonzero(present).tolist()),
+            dtype=np.int64,
+            count=int(present.sum()),
+        )
+        stray_notes = np.fromiter(
+            (ordinal.get(owners.get(cid, ""), -1) for cid in stray_ids.tolist()), dtype=np.int64, count=len(stray_ids)
+        )
+        return cls(version, owner_ids[present], notes, stray_notes, PathNumbers(ordinal, len(ordinal) + 1))
 
 
 def _pooled(best: dict[str, tuple[float, int]], limit: int) -> ChannelAnswer:
