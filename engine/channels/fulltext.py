@@ -305,9 +305,9 @@ class FulltextChannel:
             ]
 
     def prepare(self) -> None:
-        """Number the documents by path for filters (read once per searcher)."""
-        with self._lock:
-            self._scorer_for(self._searcher).docnums(())
+        """Nothing ahead: the path → document map a filter reads is made at the first
+        filtered search of each searcher (0.4 s at 50k notes). Made here it would hold the
+        channel's lock, and the searcher's files, that long after every save."""
 
     def term_weights(self, terms: Iterable[str]) -> dict[str, float]:
         """Each index term's idf in the body field (BM25's, as Whoosh computes it)."""
