@@ -348,12 +348,7 @@ class Catalog:
     # -- notes ------------------------------------------------------------------
     def file_states(self, paths: Iterable[str] | None = None) -> dict[str, FileState]:
         """path → (mtime, size, sha) of every note, or of those at `paths` that are notes."""
-        sql = "SELECT path, mtime, size, sha FROM notes"
-        conn = self._conn()
-        if paths is None:
-            rows: Iterable[tuple[object, ...]] = conn.execute(sql)
-        else:
-            rows = _rows_at_paths(conn, f"{sql} WHERE path", paths)
+        rows = _rows_at_paths(self._conn(), "SELECT path, mtime, size, sha FROM notes", "path", paths)
         return {str(p): FileState(float(m), int(s), str(h)) for p, m, s, h in rows}  # type: ignore[arg-type,call-overload]
 
     def upsert_note(
@@ -550,11 +545,7 @@ class Catalog:
     def chunk_owners(self, paths: Iterable[str] | None = None) -> dict[int, str]:
         """chunk id → note path, for every chunk, or for the chunks of the notes at `paths`."""
         sql = "SELECT c.id, n.path FROM chunks c JOIN notes n ON n.id=c.note_id"
-        conn = self._conn()
-        if paths is None:
-            rows: Iterable[tuple[object, ...]] = conn.execute(sql)
-        else:
-            rows = _rows_at_paths(conn, f"{sql} WHERE n.path", paths)
+        rows = _rows_at_paths(self._conn(), sql, "n.path", paths)
         names: dict[str, str] = {}  # one string per note, not per chunk (330k chunks at 50k notes)
         return {int(cid): names.setdefault(str(path), str(path)) for cid, path in rows}  # type: ignore[call-overload]
 
@@ -769,14 +760,19 @@ class Catalog:
             yield ResolvedLink(str(path), str(resolved), int(line), str(target), None if prop is None else str(prop))  # type: ignore[call-overload]
 
 
-def _rows_at_paths(conn: sqlite3.Connection, sql: str, paths: Iterable[str]) -> list[tuple[object, ...]]:
-    """The rows of `sql` (ending in the path column to compare) for the given paths, 500 at
-    a time. A path that is no valid text (a file name's undecodable bytes) names no note."""
+def _rows_at_paths(
+    conn: sqlite3.Connection, sql: str, column: str, paths: Iterable[str] | None
+) -> Iterable[tuple[object, ...]]:
+    """The rows of `sql` whose path `column` is one of `paths` (500 at a time), or all of
+    them when `paths` is None. A path that is no valid text (a file name's undecodable
+    bytes) names no note."""
+    if paths is None:
+        return conn.execute(sql)
     wanted = [p for p in dict.fromkeys(paths) if p.isascii() or _encodable(p)]
     rows: list[tuple[object, ...]] = []
     for start in range(0, len(wanted), 500):
         part = wanted[start : start + 500]
-        rows.extend(conn.execute(f"{sql} IN ({','.join('?' * len(part))})", part))
+        rows.extend(conn.execute(f"{sql} WHERE {column} IN ({','.join('?' * len(part))})", part))
     return rows
 
 
