@@ -11,6 +11,7 @@ import pytest
 
 from engine.api import Engine
 from engine.channels.graph import GraphChannel
+from engine.channels.graph.sums import decode
 from engine.query import Planner, QueryPlan
 
 QUERIES = ["who attended the Atlas kickoff", "SQLCipher", "Priya", "offline sync", "Beacon roadmap"]
@@ -198,15 +199,18 @@ def _canonical(graph: GraphChannel) -> dict[str, object]:
         a, b = keys[edge[0]], keys[edge[1]]
         return (a, b) if a < b else (b, a)
 
+    lists = build.lists
     return {
         "parts": {path: build.parts[path] for path in build.parts},
         "units": {pair(edge): units[:4] for edge, units in build.sums.items()},
-        "edges": {pair(edge): (build.weights[at], build.relations[at]) for at, edge in enumerate(build.ends)},
-        "placed": sorted(units[4] for _edge, units in build.sums.items()) == list(range(len(build.ends)))
-        and all(build.ends[units[4]] == edge for edge, units in build.sums.items()),
-        "contexts": {pair(edge): context for edge, context in build.contexts.items()},
-        "named": {pair(edge): (keys[subject], relation, explicit) for edge, (subject, relation, explicit) in build.named.items()},
-        "link_dirs": {(keys[a], keys[b]) for a, b in build.link_dirs},
+        "edges": {pair(lists.end(at)): (lists.weights[at], lists.relations[at]) for at in range(len(lists))},
+        "placed": sorted(units[4] for _edge, units in build.sums.items()) == list(range(len(lists)))
+        and all(lists.end(units[4]) == edge for edge, units in build.sums.items()),
+        "contexts": {pair(decode(code)): context for code, context in build.contexts.items()},
+        "named": {
+            pair(decode(code)): (keys[subject], relation, explicit) for code, (subject, relation, explicit) in build.named.items()
+        },
+        "link_dirs": {(keys[a], keys[b]) for a, b in map(decode, build.link_dirs)},
         "surfaces": {key: spelled for key, spelled in build.surfaces.items() if spelled},
         "people": build.people,
     }

@@ -21,7 +21,7 @@ from typing import Any
 
 from engine.catalog import Catalog
 from engine.channels.graph.relations import Named, SentenceRelations, property_relation
-from engine.channels.graph.sums import EdgeSums
+from engine.channels.graph.sums import EdgeLists, EdgeSums, link_code, pair_code
 from engine.entities import displayed_text, is_title_word, normalize
 from engine.kinds import is_person
 from engine.lexicon import Lexicon
@@ -479,15 +479,15 @@ class Build:
         # Each summed edge's occurrences per relation code and its place in the lists below.
         self.sums = EdgeSums()
         self.surfaces: dict[str, dict[str, int]] = {}
-        self.link_dirs: set[tuple[int, int]] = set()
-        self.contexts: dict[tuple[int, int], Context] = {}
+        # Pairs of vertices are kept as one int each (`pair_code`, `link_code`): a tuple of
+        # two ints is three objects, and there are a million pairs at 50,000 notes.
+        self.link_dirs: set[int] = set()  # link_code(linking vertex, linked vertex)
+        self.contexts: dict[int, Context] = {}  # pair_code → context
         # Linked pair → (its subject vertex, relation, named by a property), where the vault names one.
-        self.named: dict[tuple[int, int], NamedEdge] = {}
+        self.named: dict[int, NamedEdge] = {}
         self.people: set[str] = set()
-        # The summed edges as parallel lists (igraph's edge numbering).
-        self.ends: list[tuple[int, int]] = []
-        self.weights: list[float] = []
-        self.relations: list[int] = []
+        # The summed edges in igraph's edge numbering.
+        self.lists = EdgeLists()
 
     def vertex(self, key: str) -> int:
         """The number of a vertex key, allocating one for a new key (numbers are never reused)."""
@@ -523,9 +523,9 @@ class Build:
         me = self.vertex(f"note:{path}")
         for other in part.link_dirs:
             if sign > 0:
-                self.link_dirs.add((me, self.vertex(other)))
+                self.link_dirs.add(link_code(me, self.vertex(other)))
             else:
-                self.link_dirs.discard((me, self.vertex(other)))
+                self.link_dirs.discard(link_code(me, self.vertex(other)))
         if part.person and sign > 0:
             self.people.add(path)
         elif sign < 0:
@@ -558,8 +558,7 @@ class Build:
 
     def set_context(self, a: str, b: str) -> None:
         """Recompute the context and the named relation of one linked pair from both notes' parts."""
-        ia, ib = self.ids[a], self.ids[b]
-        edge = (ia, ib) if ia < ib else (ib, ia)
+        edge = pair_code(self.ids[a], self.ids[b])
         part_a, part_b = self.parts.get(a[5:]), self.parts.get(b[5:])  # each read once
         keys = self._context(a, part_a, b, part_b)
         if keys:
@@ -590,27 +589,26 @@ class Build:
 
     def settle_all(self) -> None:
         """Lay out every summed edge in the lists anew (a full build)."""
-        self.ends, sums = self.sums.lay_out()
+        edges, sums = self.sums.lay_out()
         w0, w1, w2, w3 = _UNIT_WEIGHT
-        self.weights = [u[0] * w0 + u[1] * w1 + u[2] * w2 + u[3] * w3 for u in sums]
-        self.relations = [0 if u[0] else 1 if u[1] else 2 if u[2] else 3 for u in sums]
+        self.lists = EdgeLists(
+            edges,
+            [u[0] * w0 + u[1] * w1 + u[2] * w2 + u[3] * w3 for u in sums],
+            [0 if u[0] else 1 if u[1] else 2 if u[2] else 3 for u in sums],
+        )
 
     def settle(self, edges: Iterable[tuple[int, int]]) -> None:
         """Bring the edge lists in line with the sums of some edges (empty ones are dropped)."""
-        ends, weights, relations, sum_of = self.ends, self.weights, self.relations, self.sums.sum_of
+        lists, sum_of = self.lists, self.sums.sum_of
         for edge in edges:
             units = sum_of(edge)
             at = units[4]
             if not any(units[:4]):
                 if at >= 0:
                     units[4] = -1
-                    last = len(ends) - 1
-                    if at != last:  # the last edge fills the gap
-                        ends[at], weights[at], relations[at] = ends[last], weights[last], relations[last]
-                        sum_of(ends[at])[4] = at
-                    ends.pop()
-                    weights.pop()
-                    relations.pop()
+                    moved = lists.remove(at)
+                    if moved is not None:  # the last edge fills the gap
+                        sum_of(moved)[4] = at
                 continue
             weight = (
                 units[0] * _UNIT_WEIGHT[0]
@@ -620,16 +618,14 @@ class Build:
             )
             relation = next(rel for rel, count in enumerate(units[:4]) if count)
             if at < 0:
-                units[4] = len(ends)
-                ends.append(edge)
-                weights.append(weight)
-                relations.append(relation)
+                units[4] = len(lists)
+                lists.append(edge, weight, relation)
             else:
-                weights[at], relations[at] = weight, relation
+                lists.weights[at], lists.relations[at] = weight, relation
 
     def graph(self) -> Any:
         """An igraph of the summed edges (their attributes stay in the lists)."""
         import igraph
 
-        return igraph.Graph(n=len(self.keys), edges=self.ends, directed=False)
+        return igraph.Graph(n=len(self.keys), edges=self.lists.pairs(), directed=False)
 

@@ -21,6 +21,7 @@ from engine.channels.graph.build import (
     note_part,
     note_rows,
 )
+from engine.channels.graph.sums import decode
 from engine.channels.graph.view import GraphView
 from engine.config import GraphConfig
 from engine.entities import EntityDictionary, EntityMatch
@@ -144,7 +145,7 @@ class GraphChannel:
             links_changed = links_changed or old.link_dirs != part.link_dirs
             people_changed = people_changed or old.person != part.person
         # Searches hold the published lists and contexts: change copies.
-        build.ends, build.weights, build.relations = list(build.ends), list(build.weights), list(build.relations)
+        build.lists = build.lists.copy()
         build.settle(edges)
         if pairs:
             build.contexts = dict(build.contexts)
@@ -190,11 +191,11 @@ class GraphChannel:
         tops: dict[int, list[tuple[int, float, int]]] | None = None,
     ) -> None:
         """Swap in a built graph; the link and people sums are copied only if they changed."""
-        cache = walk.NeighborCache(graph, sums.vertices, sums.ends, sums.weights, sums.relations)
+        cache = walk.NeighborCache(graph, sums.vertices, sums.lists)
         cache.tops = tops or {}
         before = self._snapshot
         link_dirs = set(sums.link_dirs) if links or before is None else before.link_dirs
-        linked = frozenset(v for edge in link_dirs for v in edge) if links or before is None else before.linked
+        linked = frozenset(v for code in link_dirs for v in decode(code)) if links or before is None else before.linked
         snapshot = walk.Snapshot(
             cache=cache,
             index=sums.index,
@@ -319,7 +320,7 @@ class GraphChannel:
         self._build = None
         self._writer_part = (rest, searchable)
         self._snapshot = None
-        self._publish(igraph.Graph(n=searchable.vertex_count, edges=searchable.ends, directed=False), searchable)
+        self._publish(igraph.Graph(n=searchable.vertex_count, edges=searchable.lists.pairs(), directed=False), searchable)
         self._generation = self._saved_generation = generation
         self._rebuilt = False
         self.origin = "saved"

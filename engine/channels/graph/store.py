@@ -18,16 +18,18 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from engine.channels.graph.build import Build, Context, NamedEdge, Vertex
+from engine.channels.graph.sums import EdgeLists
 from engine.entities import EntityDictionary
 
 __all__ = ["SAVED_FORMAT", "Saved", "Searchable", "WriterPart", "load", "load_writer", "save", "searchable_of"]
 
-SAVED_FORMAT = 14
+SAVED_FORMAT = 15
 _SAVED_CLASSES = frozenset(
     {
         ("engine.channels.graph.build", "Build"),
         ("engine.channels.graph.build", "Parts"),
         ("engine.channels.graph.sums", "EdgeSums"),
+        ("engine.channels.graph.sums", "EdgeLists"),
         ("engine.channels.graph.build", "Vertex"),
         ("engine.entities", "EntityDictionary"),
     }
@@ -36,7 +38,7 @@ _SAVED_CLASSES = frozenset(
 # What is saved: the build (parts and sums), the vertices, the key index and the dictionary.
 Saved = tuple[Build, list[Vertex], dict[str, int], EntityDictionary]
 # The Build's fields a search reads; saved apart from the rest, which only an edit needs.
-_SEARCHED = ("ends", "weights", "relations", "link_dirs", "contexts", "named", "people")
+_SEARCHED = ("lists", "link_dirs", "contexts", "named", "people")
 
 
 @dataclass(frozen=True)
@@ -44,12 +46,10 @@ class Searchable:
     """The part of a saved graph a search reads: the summed edges and their attributes, the
     linked pairs, their contexts and named relations, the people, the vertices, their index and the dictionary."""
 
-    ends: list[tuple[int, int]]
-    weights: list[float]
-    relations: list[int]
-    link_dirs: set[tuple[int, int]]
-    contexts: dict[tuple[int, int], Context]
-    named: dict[tuple[int, int], NamedEdge]
+    lists: EdgeLists
+    link_dirs: set[int]
+    contexts: dict[int, Context]
+    named: dict[int, NamedEdge]
     people: set[str]
     note_count: int
     vertex_count: int
@@ -72,7 +72,7 @@ class WriterPart:
 def searchable_of(build: Build, vertices: list[Vertex], index: dict[str, int], dictionary: EntityDictionary) -> Searchable:
     """The searchable part of a built graph (sharing its lists)."""
     return Searchable(
-        build.ends, build.weights, build.relations, build.link_dirs, build.contexts, build.named, build.people,
+        build.lists, build.link_dirs, build.contexts, build.named, build.people,
         len(build.parts), len(build.keys), vertices, index, dictionary,
     )
 
@@ -109,7 +109,7 @@ def load(path: Path, stamp: dict[str, object]) -> tuple[Searchable, WriterPart] 
         if _SavedGraphUnpickler(f).load() != stamp:
             return None
         fields = _unpickled(f)
-        if not (isinstance(fields, tuple) and len(fields) == 13):
+        if not (isinstance(fields, tuple) and len(fields) == 11):
             raise pickle.UnpicklingError("saved graph has an unexpected shape")
         *searched, length = fields
         searchable = Searchable(*searched)

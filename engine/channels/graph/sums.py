@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterator
 from itertools import chain
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -19,6 +21,87 @@ _NO_PLACE = -1
 
 def _code(edge: Edge) -> int:
     return edge[0] << 32 | edge[1]
+
+
+def pair_code(u: int, v: int) -> int:
+    """One int for the unordered pair of vertices `u` and `v` (a dict key a third the size of a tuple)."""
+    return u << 32 | v if u < v else v << 32 | u
+
+
+def link_code(source: int, target: int) -> int:
+    """One int for the ordered pair: `source` links to `target`."""
+    return source << 32 | target
+
+
+def decode(code: int) -> Edge:
+    """The two vertices of a pair's code, in the order they were coded."""
+    return code >> 32, code & 0xFFFFFFFF
+
+
+class EdgeLists:
+    """The summed edges in the graph's edge numbering: each edge's two vertices, weight and
+    strongest relation code, as four parallel arrays.
+
+    Arrays, not lists of tuples and floats: 1.47 million edges at 50,000 notes take 28 MB
+    this way against 225 MB, and load from the saved graph as four byte strings.
+    """
+
+    __slots__ = ("highs", "lows", "relations", "weights")
+
+    def __init__(self, edges: list[Edge] | None = None, weights: list[float] | None = None, relations: list[int] | None = None) -> None:
+        self.lows = array("i", [low for low, _high in edges or ()])
+        self.highs = array("i", [high for _low, high in edges or ()])
+        self.weights = array("d", weights or ())
+        self.relations = array("b", relations or ())
+
+    def __len__(self) -> int:
+        return len(self.lows)
+
+    def end(self, at: int) -> Edge:
+        """The two vertices of edge `at`, the lower first."""
+        return self.lows[at], self.highs[at]
+
+    def append(self, edge: Edge, weight: float, relation: int) -> None:
+        """Add an edge at the end of the numbering."""
+        self.lows.append(edge[0])
+        self.highs.append(edge[1])
+        self.weights.append(weight)
+        self.relations.append(relation)
+
+    def remove(self, at: int) -> Edge | None:
+        """Drop edge `at`; the last edge takes its number. Returns the edge renumbered, if any."""
+        last = len(self.lows) - 1
+        moved = None
+        if at != last:
+            moved = self.lows[last], self.highs[last]
+            self.lows[at], self.highs[at] = moved
+            self.weights[at], self.relations[at] = self.weights[last], self.relations[last]
+        for column in self._columns():
+            column.pop()
+        return moved
+
+    def copy(self) -> EdgeLists:
+        """A copy to change while searches read this one."""
+        out = EdgeLists()
+        out.lows, out.highs, out.weights, out.relations = self.lows[:], self.highs[:], self.weights[:], self.relations[:]
+        return out
+
+    def pairs(self) -> list[Edge]:
+        """Every edge as a pair, in numbering order (what igraph is built from; made on demand)."""
+        return list(zip(self.lows.tolist(), self.highs.tolist(), strict=True))
+
+    def _columns(self) -> tuple[array[Any], ...]:
+        return self.lows, self.highs, self.weights, self.relations
+
+    def __getstate__(self) -> tuple[bytes, ...]:
+        return tuple(column.tobytes() for column in self._columns())
+
+    def __setstate__(self, state: tuple[bytes, ...]) -> None:
+        self.lows, self.highs, self.weights, self.relations = array("i"), array("i"), array("d"), array("b")
+        for column, raw in zip(self._columns(), state, strict=True):
+            column.frombytes(raw)
+        if not len(self.lows) == len(self.highs) == len(self.weights) == len(self.relations):
+            raise ValueError("edge lists of unequal lengths")
 
 
 class EdgeSums:

@@ -116,8 +116,8 @@ class GraphView:
             return None
         named = path_relations(snapshot, (va, vb))
         return EdgeInfo(
-            weight=round(float(cache.weights[edge_id]), 4),
-            evidence=RELATION_NAMES[int(cache.relations[edge_id])],
+            weight=round(cache.lists.weights[edge_id], 4),
+            evidence=RELATION_NAMES[cache.lists.relations[edge_id]],
             relation=named[0] if named else None,
         )
 

@@ -17,6 +17,7 @@ from engine.channels.graph.build import (
     Vertex,
     context_has,
 )
+from engine.channels.graph.sums import EdgeLists, link_code, pair_code
 from engine.config import GraphConfig
 from engine.entities import EntityDictionary
 from engine.query import QueryPlan
@@ -40,21 +41,12 @@ class _Reach:
 
 
 class NeighborCache:
-    """One graph with its edge attributes as plain lists, and the top neighbors computed so far."""
+    """One graph with its edge attributes, and the top neighbors computed so far."""
 
-    def __init__(
-        self,
-        graph: Any,
-        vertices: list[Vertex],
-        ends: list[tuple[int, int]],
-        weights: list[float],
-        relations: list[int],
-    ) -> None:
+    def __init__(self, graph: Any, vertices: list[Vertex], lists: EdgeLists) -> None:
         self.graph = graph
         self.vertices = vertices
-        self.ends = ends
-        self.weights = weights
-        self.relations = relations
+        self.lists = lists
         self.tops: dict[int, list[tuple[int, float, int]]] = {}
         # Expansions already walked, by (seed, relation words): typing repeats them.
         self.reaches: dict[tuple[int, frozenset[str], int], dict[int, _Reach]] = {}
@@ -67,9 +59,9 @@ class Snapshot:
     cache: NeighborCache
     index: dict[str, int]  # vertex key → vertex, for keys a note or a spelling still holds
     dictionary: EntityDictionary
-    link_dirs: set[tuple[int, int]]  # (linking vertex, linked vertex)
-    contexts: dict[tuple[int, int], Context]
-    named: dict[tuple[int, int], NamedEdge]  # linked pair → (subject vertex, relation, by a property)
+    link_dirs: set[int]  # link_code(linking vertex, linked vertex)
+    contexts: dict[int, Context]  # pair_code → the words of the sentences that relate the pair
+    named: dict[int, NamedEdge]  # pair_code of a linked pair → (subject vertex, relation, by a property)
     linked: frozenset[int]  # vertices with a written link
     people: frozenset[str]  # paths of the notes the vault files as people
 
@@ -172,7 +164,7 @@ def search(
             a, b = reach.path[-2], reach.path[-1]
             relation = RELATION_NAMES[reach.relation]
             if reach.relation == LINKS:
-                relation = "links to" if (a, b) in snapshot.link_dirs else "linked from"
+                relation = "links to" if link_code(a, b) in snapshot.link_dirs else "linked from"
         hits.append(
             ChannelHit(
                 path=str(vertices[v].path),
@@ -211,7 +203,7 @@ def _by_relation(
     other: set[str] = set()
     for seed in named:
         for v, _weight, _relation in top_neighbors(snapshot.cache, config, seed):
-            edge = snapshot.named.get((seed, v) if seed < v else (v, seed))
+            edge = snapshot.named.get(pair_code(seed, v))
             path = vertices[v].path
             if edge is None or path is None:
                 continue
@@ -224,7 +216,7 @@ def path_relations(snapshot: Snapshot, path: tuple[int, ...]) -> tuple[Relation,
     out: list[Relation] = []
     vertices = snapshot.vertices
     for a, b in pairwise(path):
-        named = snapshot.named.get((a, b) if a < b else (b, a))
+        named = snapshot.named.get(pair_code(a, b))
         if named is not None:
             subject, relation, explicit = named
             other = b if subject == a else a
@@ -236,10 +228,10 @@ def expand(
     cache: NeighborCache,
     config: GraphConfig,
     seed: int,
-    contexts: dict[tuple[int, int], Context] | None = None,
+    contexts: dict[int, Context] | None = None,
     relation_keys: frozenset[str] = frozenset(),
     max_hops: int | None = None,
-    named: dict[tuple[int, int], NamedEdge] | None = None,
+    named: dict[int, NamedEdge] | None = None,
     wanted: frozenset[str] = frozenset(),
 ) -> dict[int, _Reach]:
     """Best reach of every vertex within max_hops of `seed`; edges whose link context names the
@@ -261,11 +253,11 @@ def expand(
             for v, rel_weight, relation in top_neighbors(cache, config, u):
                 score = base.score * config.hop_decay * rel_weight
                 if relation_keys and contexts:
-                    context = contexts.get((u, v) if u < v else (v, u))
+                    context = contexts.get(pair_code(u, v))
                     if context and context_has(context, patterns):
                         score *= 1.0 + config.relation_boost
                 if wanted and named:
-                    edge = named.get((u, v) if u < v else (v, u))
+                    edge = named.get(pair_code(u, v))
                     if edge is not None and edge[1] in wanted:
                         score *= 1.0 + config.typed_relation_boost
                 known = reached.get(v)
@@ -292,19 +284,19 @@ def top_neighbors(cache: NeighborCache, config: GraphConfig, vertex: int) -> lis
     if not edges:
         cache.tops[vertex] = []
         return []
-    weights, relations, ends, vertices = cache.weights, cache.relations, cache.ends, cache.vertices
+    lists, vertices = cache.lists, cache.vertices
+    weights, relations, lows, highs = lists.weights, lists.relations, lists.lows, lists.highs
     # Equal weights are ordered by the neighbor's key, so the order does not depend on
     # how the graph was numbered (a patched graph numbers differently from a fresh one).
     weighted = sorted(
-        (-weights[e], vertices[ends[e][1] if ends[e][0] == vertex else ends[e][0]].key, e) for e in edges
+        (-weights[e], vertices[highs[e] if lows[e] == vertex else lows[e]].key, e) for e in edges
     )[: config.max_neighbors]
     top = -weighted[0][0]
     # A hub's neighbors each count for less: scale by 1/sqrt(degree).
     hub = 1.0 / max(1.0, (len(edges) / config.max_neighbors) ** 0.5)
     out = []
     for weight, _key, e in weighted:
-        source, target = ends[e]
-        other = target if source == vertex else source
+        other = highs[e] if lows[e] == vertex else lows[e]
         out.append((other, hub * -weight / top, int(relations[e])))
     cache.tops[vertex] = out
     return out
