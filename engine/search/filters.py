@@ -24,7 +24,7 @@ _SPACES = re.compile(r"\s+")
 _FILTERS_REMEMBERED = 32
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class NoteFacts:
     """What filters read of one note."""
 

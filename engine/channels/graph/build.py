@@ -22,6 +22,7 @@ from typing import Any
 from engine.catalog import Catalog
 from engine.channels.graph.relations import Named, SentenceRelations, property_relation
 from engine.channels.graph.sums import EdgeLists, EdgeSums, link_code, pair_code
+from engine.channels.graph.texts import PairTexts
 from engine.entities import displayed_text, is_title_word, normalize
 from engine.kinds import is_person
 from engine.lexicon import Lexicon
@@ -212,7 +213,7 @@ def _chunk_finder(chunks: Sequence[tuple[int, int, int]]) -> Callable[[int], int
     return scan
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Vertex:
     key: str
     label: str
@@ -482,7 +483,7 @@ class Build:
         # Pairs of vertices are kept as one int each (`pair_code`, `link_code`): a tuple of
         # two ints is three objects, and there are a million pairs at 50,000 notes.
         self.link_dirs: set[int] = set()  # link_code(linking vertex, linked vertex)
-        self.contexts: dict[int, Context] = {}  # pair_code → context
+        self.contexts = PairTexts()  # pair_code → context
         # Linked pair → (its subject vertex, relation, named by a property), where the vault names one.
         self.named: dict[int, NamedEdge] = {}
         self.people: set[str] = set()
@@ -564,7 +565,7 @@ class Build:
         if keys:
             self.contexts[edge] = keys
         else:
-            self.contexts.pop(edge, None)
+            self.contexts.discard(edge)
         named = self._named_relation(a, part_a, b, part_b)
         if named is not None:
             self.named[edge] = (self.ids[named[0]], named[1], named[2])

@@ -89,6 +89,7 @@ class GraphChannel:
         for path, part in build.parts.items():
             for other in (*part.contexts, *part.typed):
                 build.set_context(f"note:{path}", other)
+        build.contexts.fold()
         build.parts.pack()
         build.settle_all()
         vertices = [build.vertex_record(key) for key in build.keys]
@@ -148,10 +149,11 @@ class GraphChannel:
         build.lists = build.lists.copy()
         build.settle(edges)
         if pairs:
-            build.contexts = dict(build.contexts)
+            build.contexts = build.contexts.copy()
             build.named = dict(build.named)
             for a, b in pairs:
                 build.set_context(a, b)
+            build.contexts.settle()
         build.parts.pack()
         with self._lock:
             snapshot = self._snapshot

@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from engine.channels.graph.build import Build, Context, NamedEdge, Vertex
+from engine.channels.graph.build import Build, NamedEdge, Vertex
 from engine.channels.graph.sums import EdgeLists
+from engine.channels.graph.texts import PairTexts
 from engine.entities import EntityDictionary
 
 __all__ = ["SAVED_FORMAT", "Saved", "Searchable", "WriterPart", "load", "load_writer", "save", "searchable_of"]
@@ -30,6 +31,7 @@ _SAVED_CLASSES = frozenset(
         ("engine.channels.graph.build", "Parts"),
         ("engine.channels.graph.sums", "EdgeSums"),
         ("engine.channels.graph.sums", "EdgeLists"),
+        ("engine.channels.graph.texts", "PairTexts"),
         ("engine.channels.graph.build", "Vertex"),
         ("engine.entities", "EntityDictionary"),
     }
@@ -48,7 +50,7 @@ class Searchable:
 
     lists: EdgeLists
     link_dirs: set[int]
-    contexts: dict[int, Context]
+    contexts: PairTexts
     named: dict[int, NamedEdge]
     people: set[str]
     note_count: int

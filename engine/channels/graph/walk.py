@@ -12,12 +12,12 @@ from engine.channels.base import ChannelAnswer
 from engine.channels.graph.build import (
     LINKS,
     RELATION_NAMES,
-    Context,
     NamedEdge,
     Vertex,
     context_has,
 )
 from engine.channels.graph.sums import EdgeLists, link_code, pair_code
+from engine.channels.graph.texts import PairTexts
 from engine.config import GraphConfig
 from engine.entities import EntityDictionary
 from engine.query import QueryPlan
@@ -60,7 +60,7 @@ class Snapshot:
     index: dict[str, int]  # vertex key → vertex, for keys a note or a spelling still holds
     dictionary: EntityDictionary
     link_dirs: set[int]  # link_code(linking vertex, linked vertex)
-    contexts: dict[int, Context]  # pair_code → the words of the sentences that relate the pair
+    contexts: PairTexts  # pair_code → the words of the sentences that relate the pair
     named: dict[int, NamedEdge]  # pair_code of a linked pair → (subject vertex, relation, by a property)
     linked: frozenset[int]  # vertices with a written link
     people: frozenset[str]  # paths of the notes the vault files as people
@@ -228,7 +228,7 @@ def expand(
     cache: NeighborCache,
     config: GraphConfig,
     seed: int,
-    contexts: dict[int, Context] | None = None,
+    contexts: PairTexts | None = None,
     relation_keys: frozenset[str] = frozenset(),
     max_hops: int | None = None,
     named: dict[int, NamedEdge] | None = None,
@@ -242,6 +242,7 @@ def expand(
     if known_reach is not None:
         return known_reach
     patterns = tuple(f" {key} " for key in sorted(relation_keys))
+    by_context = contexts if relation_keys and contexts else None
     reached: dict[int, _Reach] = {seed: _Reach(1.0, 0, (seed,), LINKS)}
     frontier = [seed]
     for hop in range(1, hops + 1):
@@ -252,8 +253,8 @@ def expand(
             base = reached[u]
             for v, rel_weight, relation in top_neighbors(cache, config, u):
                 score = base.score * config.hop_decay * rel_weight
-                if relation_keys and contexts:
-                    context = contexts.get(pair_code(u, v))
+                if by_context is not None:
+                    context = by_context.get(pair_code(u, v))
                     if context and context_has(context, patterns):
                         score *= 1.0 + config.relation_boost
                 if wanted and named:

@@ -1,0 +1,80 @@
+"""The graph's packed link contexts (engine/channels/graph/texts.py) behave as the dict they replace."""
+
+from __future__ import annotations
+
+import pickle
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engine.channels.graph.sums import EdgeLists, pair_code
+from engine.channels.graph.texts import PairTexts
+
+_CODES = st.integers(min_value=0, max_value=40).map(lambda n: pair_code(n % 7, 7 + n))
+_OPS = st.lists(
+    st.tuples(st.sampled_from(["set", "discard", "fold", "settle"]), _CODES, st.text(max_size=6)), max_size=60
+)
+
+
+def _same(texts: PairTexts, model: dict[int, str]) -> None:
+    assert dict(texts.items()) == model
+    assert [code for code, _ in texts.items()] == sorted(model)
+    assert len(texts) == len(model) and bool(texts) == bool(model)
+    for code in range(0, 50 << 32, 1 << 32):
+        for other in (7, 20, 47):
+            assert texts.get(code | other) == model.get(code | other)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_OPS)
+def test_packed_texts_match_a_dict_through_sets_removals_and_folds(ops: list[tuple[str, int, str]]) -> None:
+    texts, model = PairTexts(), {}
+    for op, code, text in ops:
+        if op == "set":
+            texts[code] = text
+            model[code] = text
+        elif op == "discard":
+            texts.discard(code)
+            model.pop(code, None)
+        elif op == "fold":
+            texts.fold()
+        else:
+            texts.settle()
+    _same(texts, model)
+    _same(pickle.loads(pickle.dumps(texts)), model)
+    texts.fold()
+    _same(texts, model)
+
+
+def test_a_copy_changes_without_changing_what_searches_read() -> None:
+    published = PairTexts()
+    published[pair_code(1, 2)] = " acme early inves "
+    published[pair_code(3, 4)] = " meets "
+    published.fold()
+    edited = published.copy()
+    edited[pair_code(1, 2)] = " board "
+    edited.discard(pair_code(3, 4))
+    edited[pair_code(5, 6)] = " advis "
+    edited.fold()
+    assert dict(published.items()) == {pair_code(1, 2): " acme early inves ", pair_code(3, 4): " meets "}
+    assert dict(edited.items()) == {pair_code(1, 2): " board ", pair_code(5, 6): " advis "}
+
+
+def test_saving_does_not_fold_the_mapping_a_search_reads() -> None:
+    texts = PairTexts()
+    texts[pair_code(1, 2)] = " meets "
+    before = texts._codes
+    assert dict(pickle.loads(pickle.dumps(texts)).items()) == {pair_code(1, 2): " meets "}
+    assert texts._codes is before and texts._changed
+
+
+def test_edge_lists_renumber_the_last_edge_into_a_gap_and_round_trip() -> None:
+    lists = EdgeLists([(0, 1), (1, 2), (2, 3)], [3.0, 1.0, 0.5], [0, 1, 2])
+    assert lists.remove(0) == (2, 3)
+    assert (len(lists), lists.end(0), lists.weights[0], lists.relations[0]) == (2, (2, 3), 0.5, 2)
+    assert lists.remove(1) is None and lists.pairs() == [(2, 3)]
+    copied = lists.copy()
+    copied.append((4, 5), 1.0, 3)
+    assert lists.pairs() == [(2, 3)]
+    loaded = pickle.loads(pickle.dumps(copied))
+    assert (loaded.pairs(), list(loaded.weights), list(loaded.relations)) == ([(2, 3), (4, 5)], [0.5, 1.0], [2, 3])
