@@ -64,16 +64,18 @@ class FulltextChannel:
         from whoosh import index
         from whoosh.scoring import BM25F
 
+        from engine.channels.mapped import MappedStorage
+
         self._dir = directory
         self._config = config
         self._lock = threading.RLock()
         self._weighting = BM25F(B=0.75, K1=1.2)
         try:
             if directory.is_dir() and index.exists_in(str(directory)):
-                self._ix = index.open_dir(str(directory))
+                self._ix = MappedStorage(str(directory)).open_index()
             else:
                 directory.mkdir(parents=True, exist_ok=True)
-                self._ix = index.create_in(str(directory), _schema())
+                self._ix = MappedStorage(str(directory)).create_index(_schema())
             self._searcher = self._ix.searcher(weighting=self._weighting)
         except Exception as exc:  # whoosh raises assorted errors for damaged segments
             raise IndexCorrupt(f"full-text index unreadable: {exc}") from exc
@@ -87,14 +89,14 @@ class FulltextChannel:
     # -- building ---------------------------------------------------------------
     def rebuild(self, catalog: Catalog) -> None:
         """Recreate the index from every catalog note."""
-        from whoosh import index
+        from engine.channels.mapped import MappedStorage
 
         with self._lock:
             self._searcher.close()
             self._ix.close()
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir.mkdir(parents=True, exist_ok=True)
-            self._ix = index.create_in(str(self._dir), _schema())
+            self._ix = MappedStorage(str(self._dir)).create_index(_schema())
             self._write(catalog.note_rows(), removed=(), fresh=True, expected=catalog.counts()["notes"])
 
     def update(self, catalog: Catalog, changed: Collection[str], removed: Collection[str]) -> None:
