@@ -43,6 +43,14 @@ def _assert_same_as_rebuilt(eng: Engine, queries: list[str], paths: list[str]) -
         assert live.recognize(text) == fresh.recognize(text), text
     for path in paths:
         assert live.neighbors(path) == fresh.neighbors(path), path
+    # What context assembly reads: degrees and edges (an edge an edit emptied is no edge).
+    live_view, fresh_view = live.view(), fresh.view()
+    assert live_view is not None and fresh_view is not None
+    keys = [f"note:{path}" for path in paths]
+    for a in keys:
+        assert live_view.entity(a) == fresh_view.entity(a), a
+        for b in keys:
+            assert live_view.edge(a, b) == fresh_view.edge(a, b), (a, b)
 
 
 def _edit(vault: Path, path: str, old: str, new: str) -> None:
@@ -129,6 +137,13 @@ def test_synthetic_vault_edits_match_a_rebuild(tmp_path: Path) -> None:
             (vault / path).write_text(text[: text.rindex("\n\nDiscussed")] + "\n", encoding="utf-8")
             eng.reindex([path], embed=False)
         _assert_same_as_rebuilt(eng, queries, paths)
+        # Written again: the emptied edges come back under their own numbers, never twice.
+        for step, path in list(enumerate(notes))[::2]:
+            other = people[step % len(people)]
+            _append(vault, path, f"\n\nDiscussed {synth.projects[step % len(synth.projects)]} with [[{other}]] today.\n")
+            eng.reindex([path], embed=False)
+        _assert_same_as_rebuilt(eng, queries, paths)
         assert eng._graph._build is build
+        assert not eng._graph._snapshot.cache.graph.has_multiple()
     finally:
         eng.close()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pickle
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from engine.channels.graph.sums import EdgeLists, pair_code
@@ -25,8 +25,10 @@ def _same(texts: PairTexts, model: dict[int, str]) -> None:
             assert texts.get(code | other) == model.get(code | other)
 
 
-@settings(max_examples=200, deadline=None)
+# The same examples every run, none remembered from an earlier one.
+@settings(max_examples=500, deadline=None, derandomize=True, database=None)
 @given(_OPS)
+@example([("set", 7, ""), ("fold", 7, ""), ("discard", 7, "")])  # an empty string packed, then removed
 def test_packed_texts_match_a_dict_through_sets_removals_and_folds(ops: list[tuple[str, int, str]]) -> None:
     texts, model = PairTexts(), {}
     for op, code, text in ops:
@@ -68,13 +70,11 @@ def test_saving_does_not_fold_the_mapping_a_search_reads() -> None:
     assert texts._codes is before and texts._changed
 
 
-def test_edge_lists_renumber_the_last_edge_into_a_gap_and_round_trip() -> None:
-    lists = EdgeLists([(0, 1), (1, 2), (2, 3)], [3.0, 1.0, 0.5], [0, 1, 2])
-    assert lists.remove(0) == (2, 3)
-    assert (len(lists), lists.end(0), lists.weights[0], lists.relations[0]) == (2, (2, 3), 0.5, 2)
-    assert lists.remove(1) is None and lists.pairs() == [(2, 3)]
+def test_edge_lists_copy_apart_and_round_trip() -> None:
+    lists = EdgeLists([(0, 1), (2, 3)], [3.0, 0.5], [0, 2])
     copied = lists.copy()
     copied.append((4, 5), 1.0, 3)
-    assert lists.pairs() == [(2, 3)]
+    copied.weights[0] = 0.0
+    assert (lists.pairs(), list(lists.weights)) == ([(0, 1), (2, 3)], [3.0, 0.5])
     loaded = pickle.loads(pickle.dumps(copied))
-    assert (loaded.pairs(), list(loaded.weights), list(loaded.relations)) == ([(2, 3), (4, 5)], [0.5, 1.0], [2, 3])
+    assert (loaded.pairs(), list(loaded.weights), list(loaded.relations)) == ([(0, 1), (2, 3), (4, 5)], [0.0, 0.5, 1.0], [0, 2, 3])

@@ -202,8 +202,11 @@ def _canonical(graph: GraphChannel) -> dict[str, object]:
     lists = build.lists
     return {
         "parts": {path: build.parts[path] for path in build.parts},
-        "units": {pair(edge): units[:4] for edge, units in build.sums.items()},
-        "edges": {pair(lists.end(at)): (lists.weights[at], lists.relations[at]) for at in range(len(lists))},
+        # An edge an edit emptied keeps its number and a sum of zeros (engine/channels/graph/sums.py).
+        "units": {pair(edge): units[:4] for edge, units in build.sums.items() if any(units[:4])},
+        "edges": {
+            pair(lists.end(at)): (lists.weights[at], lists.relations[at]) for at in range(len(lists)) if lists.weights[at] > 0
+        },
         "placed": sorted(units[4] for _edge, units in build.sums.items()) == list(range(len(lists)))
         and all(lists.end(units[4]) == edge for edge, units in build.sums.items()),
         "contexts": {pair(decode(code)): context for code, context in build.contexts.items()},

@@ -605,11 +605,8 @@ class Build:
             units = sum_of(edge)
             at = units[4]
             if not any(units[:4]):
-                if at >= 0:
-                    units[4] = -1
-                    moved = lists.remove(at)
-                    if moved is not None:  # the last edge fills the gap
-                        sum_of(moved)[4] = at
+                if at >= 0:  # emptied: keeps its number (see EdgeLists), passed over at weight 0
+                    lists.weights[at] = 0.0
                 continue
             weight = (
                 units[0] * _UNIT_WEIGHT[0]
@@ -629,4 +626,3 @@ class Build:
         import igraph
 
         return igraph.Graph(n=len(self.keys), edges=self.lists.pairs(), directed=False)
-

@@ -7,7 +7,6 @@ import logging
 import threading
 from collections.abc import Collection, Sequence
 from pathlib import Path
-from typing import Any
 
 from engine.catalog import Catalog
 from engine.channels.base import ChannelAnswer, ChannelContext
@@ -96,7 +95,8 @@ class GraphChannel:
         index = {key: i for i, key in enumerate(build.keys) if key.startswith("note:") or build.surfaces.get(key)}
         self._build = build
         self._writer_part = None
-        self._publish(build.graph(), store.searchable_of(build, vertices, index, EntityDictionary(build.entries())))
+        searchable = store.searchable_of(build, vertices, index, EntityDictionary(build.entries()))
+        self._publish(walk.NeighborCache(build.graph(), vertices, build.lists), searchable)
         self._generation = catalog.generation
         self._rebuilt = True
         self.origin = "built"
@@ -181,11 +181,15 @@ class GraphChannel:
         tops = snapshot.cache.tops if snapshot else {}
         kept = {v: top for v, top in tuple(tops.items()) if v not in touched}
         searchable = store.searchable_of(build, vertices, index, dictionary)
-        self._publish(build.graph(), searchable, links=links_changed, people=people_changed, tops=kept)
+        if snapshot is not None:
+            cache = walk.after_edit(snapshot.cache, vertices, build.lists, build.graph)
+        else:
+            cache = walk.NeighborCache(build.graph(), vertices, build.lists)
+        self._publish(cache, searchable, links=links_changed, people=people_changed, tops=kept)
 
     def _publish(
         self,
-        graph: Any,
+        cache: walk.NeighborCache,
         sums: store.Searchable,
         *,
         links: bool = True,
@@ -193,7 +197,6 @@ class GraphChannel:
         tops: dict[int, list[tuple[int, float, int]]] | None = None,
     ) -> None:
         """Swap in a built graph; the link and people sums are copied only if they changed."""
-        cache = walk.NeighborCache(graph, sums.vertices, sums.lists)
         cache.tops = tops or {}
         before = self._snapshot
         link_dirs = set(sums.link_dirs) if links or before is None else before.link_dirs
@@ -322,7 +325,8 @@ class GraphChannel:
         self._build = None
         self._writer_part = (rest, searchable)
         self._snapshot = None
-        self._publish(igraph.Graph(n=searchable.vertex_count, edges=searchable.lists.pairs(), directed=False), searchable)
+        graph = igraph.Graph(n=searchable.vertex_count, edges=searchable.lists.pairs(), directed=False)
+        self._publish(walk.NeighborCache(graph, searchable.vertices, searchable.lists), searchable)
         self._generation = self._saved_generation = generation
         self._rebuilt = False
         self.origin = "saved"

@@ -44,6 +44,11 @@ class EdgeLists:
 
     Arrays, not lists of tuples and floats: 1.47 million edges at 50,000 notes take 28 MB
     this way against 225 MB, and load from the saved graph as four byte strings.
+
+    An edge an edit empties keeps its number at weight 0 (searches pass over it), so an
+    edit only adds edges at the end of the numbering and the graph built before it stays
+    right for every edge it has (`walk.NeighborCache`); a full build lays out only the
+    live edges.
     """
 
     __slots__ = ("highs", "lows", "relations", "weights")
@@ -67,18 +72,6 @@ class EdgeLists:
         self.highs.append(edge[1])
         self.weights.append(weight)
         self.relations.append(relation)
-
-    def remove(self, at: int) -> Edge | None:
-        """Drop edge `at`; the last edge takes its number. Returns the edge renumbered, if any."""
-        last = len(self.lows) - 1
-        moved = None
-        if at != last:
-            moved = self.lows[last], self.highs[last]
-            self.lows[at], self.highs[at] = moved
-            self.weights[at], self.relations[at] = self.weights[last], self.relations[last]
-        for column in self._columns():
-            column.pop()
-        return moved
 
     def copy(self) -> EdgeLists:
         """A copy to change while searches read this one."""
@@ -141,13 +134,14 @@ class EdgeSums:
         return None if place == _NO_PLACE else place
 
     def items(self) -> Iterator[tuple[Edge, list[int]]]:
-        """Every edge with a non-zero sum and its [counts..., place], in edge order (copies)."""
+        """Every edge with a non-zero sum or a place and its [counts..., place], in edge order (copies)."""
         codes, sums = self._merged()
         for code, row in zip(codes.tolist(), sums.tolist(), strict=True):
             yield (code >> 32, code & 0xFFFFFFFF), row
 
     def _merged(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-        """The stored sums with the touched ones in their stead, zero sums dropped, sorted by edge."""
+        """The stored sums with the touched ones in their stead, sorted by edge; an edge with
+        neither a sum nor a place is dropped (one with a place keeps it while emptied)."""
         if not self._touched:
             return self._codes, self._sums
         count = len(self._touched)
@@ -157,13 +151,13 @@ class EdgeSums:
         kept = ~np.isin(self._codes, touched_codes)
         codes = np.concatenate((self._codes[kept], touched_codes))
         sums = np.concatenate((self._sums[kept], touched_sums))
-        live = sums[:, :_PLACE].any(axis=1)
+        live = sums[:, :_PLACE].any(axis=1) | (sums[:, _PLACE] != _NO_PLACE)
         codes, sums = codes[live], sums[live]
         order = np.argsort(codes, kind="stable")
         return codes[order], sums[order]
 
     def compact(self) -> None:
-        """Fold the touched edges into the arrays (dropping the edges whose sums are all zero)."""
+        """Fold the touched edges into the arrays."""
         self._codes, self._sums = self._merged()
         self._touched = {}
 

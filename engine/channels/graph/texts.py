@@ -63,7 +63,7 @@ class PairTexts:
         return count
 
     def __bool__(self) -> bool:
-        return bool(self._codes) or any(text is not None for text in self._changed.values())
+        return len(self) > 0 if self._changed else bool(self._codes)
 
     def items(self) -> Iterator[tuple[int, str]]:
         """Every pair's code and string, by code."""

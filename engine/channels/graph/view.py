@@ -6,7 +6,14 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from engine.channels.graph.build import RELATION_NAMES, Part
-from engine.channels.graph.walk import Snapshot, expand, path_relations, top_neighbors
+from engine.channels.graph.walk import (
+    Snapshot,
+    expand,
+    find_edge,
+    live_edges,
+    path_relations,
+    top_neighbors,
+)
 from engine.config import GraphConfig
 from engine.records import Relation
 
@@ -63,7 +70,7 @@ class GraphView:
             kind=record.kind,
             path=record.path,
             person=record.path is not None and record.path in self._snapshot.people,
-            degree=int(self._snapshot.cache.graph.degree(vertex)),
+            degree=len(live_edges(self._snapshot.cache, vertex)),
         )
 
     def chunk_entities(self, path: str, ordinal: int) -> tuple[str, ...]:
@@ -111,8 +118,8 @@ class GraphView:
         if va is None or vb is None:
             return None
         cache = snapshot.cache
-        edge_id = cache.graph.get_eid(va, vb, error=False)
-        if edge_id < 0:
+        edge_id = find_edge(cache, va, vb)
+        if edge_id is None:
             return None
         named = path_relations(snapshot, (va, vb))
         return EdgeInfo(
