@@ -321,7 +321,6 @@ def after_edit(before: NeighborCache, vertices: list[Vertex], lists: EdgeLists, 
     if not 0 <= len(lists) - known <= max(_ADDED_EDGES, known // 50):
         return NeighborCache(build_graph(), vertices, lists)
     cache = NeighborCache(before.graph, vertices, lists)
-    cache.in_graph = before.in_graph
     lows, highs = lists.lows, lists.highs
     for at in range(known, len(lists)):
         cache.added.setdefault(lows[at], []).append(at)
