@@ -87,3 +87,34 @@ def test_bulk_scores_are_whooshs_own_and_repeats_score_the_same(sample_copy: Pat
             whoosh = searcher.search(wq.Or([wq.Term(f, t, boost=b) for f, t, b in clauses]), limit=50)
             assert [d.docnum for d in ours] == [hit.docnum for hit in whoosh], text
             assert [round(d.score, 9) for d in ours] == [round(hit.score, 9) for hit in whoosh], text
+
+
+def test_the_path_map_is_read_per_segment_and_equals_whooshs_own(sample_copy: Path, tmp_path: Path) -> None:
+    """A filter's path → document map, read once per segment (deleted documents left out),
+    is the one Whoosh's own reader gives; `prepare` reads it ahead with a reader of its
+    own, and after a save reads only the new segment."""
+    with _edited(sample_copy, tmp_path / "index") as eng:
+        channel: FulltextChannel = eng._fulltext
+        channel.prepare()
+        segments = channel._segments
+        read_before = dict(segments._paths)
+        leaves = channel._searcher.reader().leaf_readers()
+        assert any(leaf.has_deletions() for leaf, _ in leaves)
+        assert {leaf.segment().segment_id() for leaf, _ in leaves} == set(read_before)
+
+        def same_as_whoosh() -> None:
+            scorer = channel._scorer_for(channel._searcher)
+            whoosh = {str(fields["path"]): docnum for docnum, fields in channel._searcher.reader().iter_docs()}
+            assert len(whoosh) == eng.status().notes
+            assert {path: int(scorer.docnums([path])[0]) for path in whoosh} == whoosh
+            assert len(scorer.docnums(list(whoosh))) == len(whoosh)
+
+        same_as_whoosh()
+        note = sample_copy / "People/Priya Kumar.md"
+        note.write_text(note.read_text(encoding="utf-8") + "\nRotation handover notes.\n", "utf-8")
+        eng.reindex(["People/Priya Kumar.md"], embed=False)
+        channel.prepare()
+        kept = {key: paths for key, paths in segments._paths.items() if key in read_before}
+        assert kept and all(paths is read_before[key] for key, paths in kept.items())  # not read again
+        assert len(segments._paths) == len(kept) + 1  # the save's new segment, read once
+        same_as_whoosh()
