@@ -599,7 +599,8 @@ class Build:
         )
 
     def settle(self, edges: Iterable[tuple[int, int]]) -> None:
-        """Bring the edge lists in line with the sums of some edges (empty ones are dropped)."""
+        """Bring the edge lists in line with the sums of some edges (an emptied one keeps its
+        number at weight 0: see EdgeLists)."""
         lists, sum_of = self.lists, self.sums.sum_of
         for edge in edges:
             units = sum_of(edge)

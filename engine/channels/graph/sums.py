@@ -19,10 +19,6 @@ _WIDTH = 5
 _NO_PLACE = -1
 
 
-def _code(edge: Edge) -> int:
-    return edge[0] << 32 | edge[1]
-
-
 def pair_code(u: int, v: int) -> int:
     """One int for the unordered pair of vertices `u` and `v` (a dict key a third the size of a tuple)."""
     return u << 32 | v if u < v else v << 32 | u
@@ -121,7 +117,7 @@ class EdgeSums:
     def _stored(self, edge: Edge) -> list[int]:
         if not len(self._codes):  # a full build: nothing stored yet
             return [0, 0, 0, 0, _NO_PLACE]
-        code = _code(edge)
+        code = link_code(*edge)
         at = int(np.searchsorted(self._codes, code))
         if at < len(self._codes) and self._codes[at] == code:
             return [int(value) for value in self._sums[at]]
