@@ -18,7 +18,7 @@ class PairTexts:
     """A mapping of pair codes to strings, as a sorted array of codes and one joined string.
 
     At 50,000 notes a dict of the 764,000 link contexts took 136 MB; packed, they take
-    45 MB and are saved as three flat values. The pairs set or removed since the last fold
+    49 MB and are saved as three flat values. The pairs set or removed since the last fold
     are held beside the packed ones (None where removed), and that is all `copy` copies:
     a search reads the mapping it was given while an edit changes a copy.
     """
