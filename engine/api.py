@@ -146,6 +146,11 @@ class Engine:
         self._turn = threading.Condition()
         self._waiting_writers = 0
         self._prepare_tables = False  # set by prepare_for_typing: rebuild them after each change
+        # One background pass at a time; changes made during it ask for one more pass
+        # (saves in a row each started a pass, all of them beside the keystrokes).
+        self._prepare_state = threading.Lock()
+        self._preparing = False
+        self._prepare_again = False
         # Set when a reindex stopped half-way (a full disk): the catalog may hold notes
         # that the derived indexes and the link table do not reflect yet.
         self._derived_lag = False
@@ -222,15 +227,26 @@ class Engine:
             self._prepare_in_background()
 
     def _prepare_in_background(self) -> None:
-        searcher = self._searcher
+        with self._prepare_state:
+            if self._preparing:
+                self._prepare_again = True
+                return
+            self._preparing = True
+        threading.Thread(target=self._prepare_passes, name="prepare-search", daemon=True).start()
 
-        def prepare() -> None:
+    def _prepare_passes(self) -> None:
+        """Prepare the search tables, then once more if anything changed meanwhile (one
+        pass for all the changes that came during the last)."""
+        while True:
             try:
-                searcher.prepare()
+                self._searcher.prepare()
             except Exception:  # the search path builds them itself; this is only ahead of time
                 log.debug("preparing the search tables failed", exc_info=True)
-
-        threading.Thread(target=prepare, name="prepare-search", daemon=True).start()
+            with self._prepare_state:
+                if not self._prepare_again:
+                    self._preparing = False
+                    return
+                self._prepare_again = False
 
     def _open_indexes(self) -> None:
         self._indexes = Indexes(
