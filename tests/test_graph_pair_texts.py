@@ -1,4 +1,5 @@
-"""The graph's packed link contexts (engine/channels/graph/texts.py) behave as the dict they replace."""
+"""The graph's flat searched side behaves as the containers it replaced: the packed link
+contexts (engine/channels/graph/texts.py) as a dict, the edge arrays (sums.py) as lists."""
 
 from __future__ import annotations
 

@@ -316,6 +316,9 @@ class FulltextChannel:
         share a file position with it."""
         with self._lock:
             index, segments = self._ix, self._segments
+            leaves = self._searcher.reader().leaf_readers()
+            if all(leaf.segment() is None or segments.has_paths(leaf) for leaf, _base in leaves):
+                return  # every segment read already: no reader to open
         try:
             reader = index.reader()
         except Exception:  # a commit or merge replacing segments meanwhile: the search reads them
