@@ -35,6 +35,7 @@ import contextlib
 import json
 import logging
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -139,6 +140,7 @@ def derive(spec: ModelSpec, folder: Path) -> Path:
     except ImportError as exc:
         raise DerivationError(f"{exc.name} is not installed (pip install onnx sympy)") from exc
     folder.mkdir(parents=True, exist_ok=True)
+    _remove_abandoned_work(folder)
     target = folder / f"{derived_id(spec)}.onnx"
     with tempfile.TemporaryDirectory(dir=folder, prefix=".derive-") as work:
         steps = Path(work)
@@ -324,6 +326,18 @@ def _intact(spec: ModelSpec, model: Path) -> bool:
     except ModelAssetError:
         return False
     return True
+
+
+def _remove_abandoned_work(folder: Path, older_than_s: float = 600.0) -> None:
+    """Delete the step files of a derivation that was killed (a few hundred MB), leaving
+    one another process may still be writing (younger than `older_than_s`)."""
+    now = time.time()
+    for work in folder.glob(".derive-*"):
+        try:
+            if now - work.stat().st_mtime > older_than_s:
+                shutil.rmtree(work, ignore_errors=True)
+        except OSError:
+            continue
 
 
 def _replace(source: Path, target: Path) -> None:

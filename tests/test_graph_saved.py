@@ -269,3 +269,33 @@ def test_the_entities_of_a_notes_chunks_read_its_part_once(
     with Engine.open(sample_copy, index_dir=index, embedder=None) as eng:
         assert eng._graph.chunk_entities([(path, 0), (path, 1), (path, 2), ("Missing.md", 0)]) == [*built, ()]
     assert len(reads) == 1
+
+
+def test_a_save_whose_two_pickles_disagree_keeps_the_file_it_had(
+    sample_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rest of the graph is pickled twice (once to count its bytes, once to the file);
+    were the two ever to differ, the save fails and the previous file stays whole."""
+    from engine.channels.graph import store
+
+    index = tmp_path / "index"
+    with Engine.open(sample_copy, index_dir=index, embedder=None) as eng:
+        eng.reindex(embed=False)
+    before = (index / "graph.pickle").read_bytes()
+
+    class _Miscount(store._ByteCount):
+        def write(self, data: bytes | memoryview) -> int:
+            size = super().write(data)
+            self.count += 1  # one byte too many per write
+            return size
+
+    monkeypatch.setattr(store, "_ByteCount", _Miscount)
+    with Engine.open(sample_copy, index_dir=index, embedder=None) as eng:
+        note = sample_copy / "Projects/Atlas/Offline Sync Conflicts.md"
+        note.write_text(note.read_text(encoding="utf-8") + "\nReviewed with Zanzibar Quill.\n", "utf-8")
+        eng.reindex(["Projects/Atlas/Offline Sync Conflicts.md"], embed=False)
+        graph: GraphChannel = eng._graph
+        with pytest.raises(OSError, match="two different lengths"):
+            graph.save()
+    assert (index / "graph.pickle").read_bytes() == before
+    assert not list(index.glob("graph.pickle.*.tmp"))

@@ -150,3 +150,15 @@ def test_a_probe_that_fails_keeps_nothing(spec: ModelSpec, tmp_path: Path, monke
     with pytest.raises(DerivationError, match="too far"):
         derive(spec, tmp_path / "models")
     assert not any((tmp_path / "models").iterdir())
+
+
+def test_the_step_files_of_a_killed_derivation_are_removed(spec: ModelSpec, tmp_path: Path) -> None:
+    import os
+
+    abandoned = tmp_path / "models" / ".derive-killed"
+    abandoned.mkdir(parents=True)
+    (abandoned / "folded.onnx").write_bytes(b"half a model")
+    os.utime(abandoned, (0, 0))
+    derive(spec, tmp_path / "models")
+    assert not abandoned.exists()
+    assert sorted(p.name for p in (tmp_path / "models").iterdir()) == [f"{derived_id(spec)}.json", f"{derived_id(spec)}.onnx"]

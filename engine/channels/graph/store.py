@@ -149,16 +149,34 @@ def save(path: Path, stamp: dict[str, object], payload: Saved) -> None:
     rest = copy.copy(build)  # the searched fields are saved once, in the searchable part
     for name in _SEARCHED:
         setattr(rest, name, None)
-    writer_bytes = pickle.dumps(rest, protocol=pickle.HIGHEST_PROTOCOL)
-    fields = (*(getattr(searchable, f.name) for f in dataclasses.fields(Searchable)), len(writer_bytes))
+    # The rest's length goes before it; counted by pickling it once into nothing, so that
+    # its pickle (177 MB at 50k notes) is never held in memory, only streamed to the file.
+    counter = _ByteCount()
+    pickle.dump(rest, counter, protocol=pickle.HIGHEST_PROTOCOL)
+    fields = (*(getattr(searchable, f.name) for f in dataclasses.fields(Searchable)), counter.count)
     temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     try:
         with temporary.open("wb") as f:
             pickle.dump(stamp, f, protocol=pickle.HIGHEST_PROTOCOL)
             pickle.dump(fields, f, protocol=pickle.HIGHEST_PROTOCOL)
-            f.write(writer_bytes)
+            start = f.tell()
+            pickle.dump(rest, f, protocol=pickle.HIGHEST_PROTOCOL)
+            if f.tell() - start != counter.count:  # never seen: the caller keeps the file it had
+                raise OSError("the graph pickled to two different lengths; not saved")
             f.flush()
             os.fsync(f.fileno())
         os.replace(temporary, path)
     finally:
         temporary.unlink(missing_ok=True)
+
+
+class _ByteCount:
+    """A write-only file that keeps nothing but how many bytes were written to it."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def write(self, data: bytes | memoryview) -> int:
+        size = memoryview(data).nbytes
+        self.count += size
+        return size
