@@ -386,12 +386,15 @@ class Engine:
             return
         self._closed = True
         self._indexer.request_stop()
+        self._searcher.close()
+        # The search side's memory (the vector index above all) goes before the graph is
+        # pickled for its save, so that the two never add up at the end of a session.
+        self._indexes.close(keep=("graph",))
         if self._lock.try_acquire():  # only the writer saves
             try:
                 self._graph.save()  # incremental updates since the last save
             except OSError as exc:
                 log.warning("could not save the graph: %s", exc)
-        self._searcher.close()
         self._indexes.close()
         self._lock.release()
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 
 from engine.catalog import Catalog
@@ -58,6 +58,7 @@ class Indexes:
         self._writer = writer
         self.repairs: list[str] = []
         self.catalog_replaced = False
+        self._closed: set[str] = set()  # the channels `close` released
         self._manifest_path = index_dir / "manifest.json"
         self.manifest, problem = Manifest.load(self._manifest_path)
         if problem:
@@ -201,11 +202,15 @@ class Indexes:
                 stamps.append(None)
         return tuple(stamps)
 
-    def close(self) -> None:
-        """Save what is only in memory (the writer's incremental graph) and release everything."""
-        for channel in self.channels.values():
-            channel.close()
-        self.catalog.close()
+    def close(self, *, keep: Collection[str] = ()) -> None:
+        """Release every channel but those named in `keep`, and the catalog once none is
+        kept; a channel is closed once however often this is called."""
+        for name, channel in self.channels.items():
+            if name not in keep and name not in self._closed:
+                self._closed.add(name)
+                channel.close()
+        if not keep:
+            self.catalog.close()
 
 
 def _check_stamp(path: Path) -> Path:

@@ -299,3 +299,24 @@ def test_a_save_whose_two_pickles_disagree_keeps_the_file_it_had(
             graph.save()
     assert (index / "graph.pickle").read_bytes() == before
     assert not list(index.glob("graph.pickle.*.tmp"))
+
+
+def test_parts_are_kept_compressed_and_a_plain_pickle_of_an_older_save_still_reads() -> None:
+    from engine.channels.graph.build import _PART_FIELDS, Part, Parts
+
+    part = Part(
+        title="Atlas kickoff", aliases=("Kickoff",), person=False,
+        edges={("note:a.md", "person:priya", 1): 3}, surfaces={("person:priya", "Priya"): 2},
+        link_dirs=frozenset({"note:b.md"}), contexts={},
+    )
+    parts = Parts()
+    parts["a.md"] = part
+    parts.pack()
+    held = parts._parts["a.md"]
+    plain = pickle.dumps(tuple(getattr(part, name) for name in _PART_FIELDS), protocol=pickle.HIGHEST_PROTOCOL)
+    assert isinstance(held, bytes) and held[:1] != plain[:1]  # compressed, not a pickle
+    assert parts["a.md"] == part
+    parts._parts["older.md"] = plain  # as a graph saved before compression holds it
+    assert parts["older.md"] == part
+    parts.pack()
+    assert parts._parts["older.md"][:1] != plain[:1] and parts["older.md"] == part  # compressed at the next save

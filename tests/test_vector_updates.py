@@ -292,3 +292,28 @@ def test_vectors_are_kept_in_half_precision_unless_asked_and_an_older_index_stil
         eng.reindex(full=True)
         assert isinstance(faiss.downcast_index(eng._vectors._index.index), faiss.IndexHNSWSQ)
         assert [h.path for h in eng.search("offline sync", channels=("vectors",), as_you_type=False).hits] == before
+
+
+def test_the_exact_list_grows_in_place_and_a_chunk_added_again_keeps_its_row(sample_copy: Path, tmp_path: Path) -> None:
+    """An edit's chunks go on the exact list; the list's arrays are appended to, not built
+    again from every row (37k rows at 50k notes), and hold each chunk once."""
+    import numpy as np
+
+    with Engine.open(sample_copy, index_dir=tmp_path / "index", embedder=HashEmbedder()) as eng:
+        eng.reindex()
+        vectors = eng._vectors
+        rng = np.random.default_rng(3)
+        first = rng.standard_normal((3, vectors._dims)).astype(np.float32)
+        vectors._add_strays([900001, 900002, 900003], first)
+        buffer = vectors._stray_vectors
+        before = len(vectors._strays)
+        again = rng.standard_normal((2, vectors._dims)).astype(np.float32)
+        vectors._add_strays([900002, 900004], again)
+        assert vectors._stray_vectors is buffer  # room was left: appended in place
+        assert len(vectors._strays) == before + 1
+        ids, matrix = vectors._stray_arrays()
+        assert len(ids) == len(matrix) == len(vectors._strays) == len(set(ids.tolist()))
+        assert [vectors._strays[cid] for cid in ids.tolist()] == list(range(len(ids)))
+        row = dict(zip(ids.tolist(), matrix, strict=True))
+        assert np.array_equal(row[900001], first[0]) and np.array_equal(row[900003], first[2])
+        assert np.array_equal(row[900002], again[0]) and np.array_equal(row[900004], again[1])

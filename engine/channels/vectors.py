@@ -7,7 +7,7 @@ import os
 import threading
 import zipfile
 from collections import OrderedDict
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -58,8 +58,11 @@ class VectorChannel:
         # themselves. HNSW's recall for a few fresh near-duplicates of existing text is
         # poor (an edited note's new chunk, cosine 0.75 to the query, was not found at
         # efSearch 2,000 among 3,300 vectors); exact search keeps every edit findable.
-        self._strays: dict[int, npt.NDArray[np.float32]] = {}
-        self._stray_matrix: tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]] | None = None
+        # The exact list: chunk id → its row in two arrays that grow in place (an edit's
+        # few rows are appended, never the 37k rows of a 50k-note vault copied again).
+        self._strays: dict[int, int] = {}
+        self._stray_ids: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
+        self._stray_vectors: npt.NDArray[np.float32] = np.zeros((0, self._dims), dtype=np.float32)
         self._unavailable_reason = "" if embedder is not None else "embedding model not loaded"
         # The file on disk (size, mtime_ns) and how many rows it holds; rows added since
         # are saved to a small delta file instead of rewriting the whole index.
@@ -118,10 +121,9 @@ class VectorChannel:
         if strays_path.exists():
             try:
                 cids = [int(cid) for cid in json.loads(strays_path.read_text())]
-                if cids:  # one matrix whose rows the list holds, not a small array per row
+                if cids:
                     matrix = np.asarray(index.reconstruct_batch(np.asarray(cids, dtype=np.int64)), dtype=np.float32)
-                    for row, cid in enumerate(cids):
-                        self._strays[cid] = matrix[row]
+                    self._add_strays(cids, matrix)
             except (ValueError, RuntimeError) as exc:
                 raise IndexCorrupt(f"vector stray list unreadable: {exc}") from exc
         elif int(index.ntotal):  # written before strays were tracked: check every vector once
@@ -144,8 +146,7 @@ class VectorChannel:
             return  # written for an older base that a full save has since replaced
         if len(ids):
             index.add_with_ids(vectors, ids)
-            for cid, row in zip(ids.tolist(), vectors, strict=True):
-                self._strays[int(cid)] = row  # small updates since the base: searched exactly
+            self._add_strays(ids.tolist(), vectors)  # small updates since the base: searched exactly
 
     @property
     def available(self) -> bool:
@@ -241,8 +242,7 @@ class VectorChannel:
             self._base_stamp = None
             self._tombstones = set()
             self._uncached = set()
-            self._strays = {}
-            self._stray_matrix = None
+            self._clear_strays()
             self._owners = catalog.chunk_owners()
             self.add_vectors(catalog.chunk_vectors(self._embedder.model_id))
 
@@ -304,10 +304,8 @@ class VectorChannel:
         matrix = np.ascontiguousarray(np.vstack(vecs), dtype=np.float32)
         id_array = np.asarray(ids, dtype=np.int64)
         self._index.add_with_ids(matrix, id_array)
-        if recent:
-            for row, cid in enumerate(ids):  # an edit's chunks: searched exactly as well
-                self._strays[cid] = matrix[row].copy()
-            self._stray_matrix = None
+        if recent:  # an edit's chunks: searched exactly as well
+            self._add_strays(ids, matrix)
         else:
             self._note_strays(self._index, id_array, matrix)
         self._tombstones.difference_update(ids)
@@ -323,21 +321,42 @@ class VectorChannel:
             _scores, found = index.search(matrix, _STRAY_PROBE)
         finally:
             hnsw.efSearch = before
-        for row, cid in enumerate(ids.tolist()):
-            if cid not in found[row]:
-                self._strays[cid] = matrix[row].copy()
-                self._stray_matrix = None
+        missed = [row for row, cid in enumerate(ids.tolist()) if cid not in found[row]]
+        if missed:
+            self._add_strays(ids[missed].tolist(), matrix[missed])
 
     def _stray_arrays(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
-        """The exact list as one id array and one matrix. The list's rows then become views
-        of the matrix, so each vector is held once (37k rows are 57 MB at 50k notes)."""
-        if self._stray_matrix is None:
-            ids = np.fromiter(self._strays, dtype=np.int64, count=len(self._strays))
-            vectors = np.vstack(list(self._strays.values())) if self._strays else np.zeros((0, self._dims), np.float32)
-            for row, cid in enumerate(self._strays):
-                self._strays[cid] = vectors[row]
-            self._stray_matrix = (ids, vectors)
-        return self._stray_matrix
+        """The exact list as one id array and one matrix, in row order (views: each vector
+        is held once, 37k rows are 57 MB at 50k notes)."""
+        count = len(self._strays)
+        return self._stray_ids[:count], self._stray_vectors[:count]
+
+    def _add_strays(self, ids: Sequence[int], vectors: npt.NDArray[np.float32]) -> None:
+        """Put rows on the exact list: a chunk already on it gets its new vector in its row,
+        a new one the next row. The arrays grow by an eighth (at least 1,024 rows) when
+        full, so an edit appends in place and the list is copied once per eighth it grows."""
+        new = [cid for cid in dict.fromkeys(int(cid) for cid in ids) if cid not in self._strays]
+        needed = len(self._strays) + len(new)
+        if needed > len(self._stray_ids):
+            capacity = max(needed, len(self._stray_ids) + max(1024, len(self._stray_ids) // 8))
+            if not self._strays and needed > 1024:  # a load's list: exactly its size until an edit grows it
+                capacity = needed
+            grown_ids = np.zeros(capacity, dtype=np.int64)
+            grown_vectors = np.zeros((capacity, self._dims), dtype=np.float32)
+            count = len(self._strays)
+            grown_ids[:count] = self._stray_ids[:count]
+            grown_vectors[:count] = self._stray_vectors[:count]
+            self._stray_ids, self._stray_vectors = grown_ids, grown_vectors
+        for cid in new:
+            row = self._strays[cid] = len(self._strays)
+            self._stray_ids[row] = cid
+        rows = np.fromiter((self._strays[int(cid)] for cid in ids), dtype=np.int64, count=len(ids))
+        self._stray_vectors[rows] = vectors
+
+    def _clear_strays(self) -> None:
+        self._strays = {}
+        self._stray_ids = np.zeros(0, dtype=np.int64)
+        self._stray_vectors = np.zeros((0, self._dims), dtype=np.float32)
 
     # -- searching -----------------------------------------------------------------
     def prepare(self) -> None:
@@ -533,7 +552,7 @@ class VectorChannel:
         for row, cid in enumerate(ids):
             stray = self._strays.get(cid)
             if stray is not None:
-                matrix[row] = stray
+                matrix[row] = self._stray_vectors[stray]
         return matrix
 
     def _changed(self) -> None:
@@ -609,8 +628,7 @@ class VectorChannel:
                 self._index = self._empty()
             self._changed()
             self._owners = {}
-            self._strays = {}
-            self._stray_matrix = None
+            self._clear_strays()
 
 
 # Answers remembered for repeated searches (a few keystrokes' worth).
