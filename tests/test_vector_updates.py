@@ -317,3 +317,22 @@ def test_the_exact_list_grows_in_place_and_a_chunk_added_again_keeps_its_row(sam
         row = dict(zip(ids.tolist(), matrix, strict=True))
         assert np.array_equal(row[900001], first[0]) and np.array_equal(row[900003], first[2])
         assert np.array_equal(row[900002], again[0]) and np.array_equal(row[900004], again[1])
+
+
+def test_room_made_for_growth_changes_no_answer_and_edits_still_land(sample_copy: Path, tmp_path: Path) -> None:
+    """A writer's `prepare` grows the loaded index's arrays by one row and back (so that an
+    edit's first vector does not reallocate them); answers and later edits are unaffected."""
+    index = tmp_path / "index"
+    with Engine.open(sample_copy, index_dir=index, embedder=HashEmbedder()) as eng:
+        eng.reindex()
+    with Engine.open(sample_copy, index_dir=index, embedder=HashEmbedder()) as eng:
+        vectors = eng._vectors
+        before = [eng.search(q, as_you_type=False, channels=("vectors",)).hits for q in ("offline sync", "Priya travel")]
+        vectors.prepare()
+        assert vectors._roomy is vectors._index
+        after = [eng.search(q, as_you_type=False, channels=("vectors",)).hits for q in ("offline sync", "Priya travel")]
+        assert before == after and before[0]
+        _append(sample_copy, "People/Priya Kumar.md", "\n\nQuillfeather sandbox review with the lighthouse crew.\n")
+        eng.reindex(["People/Priya Kumar.md"])
+        hits = eng.search("Quillfeather sandbox review lighthouse crew", as_you_type=False, channels=("vectors",)).hits
+        assert hits and hits[0].path == "People/Priya Kumar.md"
