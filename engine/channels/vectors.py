@@ -46,7 +46,7 @@ class VectorChannel:
         the loaded index room to grow (`_make_room`)."""
         self._faiss: Any = None  # SWIG types are too loose for mypy to follow
         self._writable = writable
-        self._roomy: Any = None  # the index `_make_room` last grew
+        self._roomy = False  # `_make_room` grew the index loaded now
         self._path = path
         self._config = config
         self._embedder = embedder
@@ -91,6 +91,7 @@ class VectorChannel:
 
             self._faiss = faiss
             self._index = self._load() if path.exists() else self._empty()
+            self._roomy = False
 
     def _empty(self) -> Any:
         faiss = self._faiss
@@ -242,6 +243,7 @@ class VectorChannel:
             return
         with self._lock:
             self._index = self._empty()
+            self._roomy = False
             self._changed()
             self._base_stamp = None
             self._tombstones = set()
@@ -369,7 +371,7 @@ class VectorChannel:
         if self._embedder is None:
             return
         with self._lock:
-            if self._writable and self._roomy is not self._index:
+            if self._writable and not self._roomy:
                 self._make_room()
             if self._layout is not None and self._layout.version == self._version:
                 return
@@ -557,7 +559,7 @@ class VectorChannel:
         pass after an open, while the process is small, each keeps the doubled capacity;
         the pages past its end are not touched until rows are added."""
         index = self._index
-        self._roomy = index
+        self._roomy = True
         try:
             inner = self._faiss.downcast_index(index.index)
             arrays = [self._faiss.downcast_index(inner.storage).codes, inner.hnsw.neighbors, index.id_map]
@@ -652,6 +654,7 @@ class VectorChannel:
         with self._lock:
             if self._index is not None:
                 self._index = self._empty()
+                self._roomy = False
             self._changed()
             self._owners = {}
             self._clear_strays()
