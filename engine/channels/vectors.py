@@ -91,7 +91,6 @@ class VectorChannel:
 
             self._faiss = faiss
             self._index = self._load() if path.exists() else self._empty()
-            self._roomy = False
 
     def _empty(self) -> Any:
         faiss = self._faiss
