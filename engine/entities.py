@@ -86,12 +86,19 @@ _SINGLE_CAP = re.compile(rf"(?<![\w'’\-]){_CAP_WORD}")
 _GAP = r"[ \t\u00a0]+"
 
 
+# An initial inside a name ("M. Ward", "George W. Bush"): a capital and a full stop,
+# followed by another capitalised word.
+_INITIAL = rf"[{_UPPER}]\.(?={_GAP}[{_UPPER}])"
+_RUN_WORD = rf"(?:{_INITIAL}|{_CAP_WORD})"
+
+
 @functools.lru_cache(maxsize=8)
 def _cap_run(connectors: frozenset[str]) -> re.Pattern[str]:
-    """Runs of 2+ capitalised words, a lexicon's lower-case connector allowed between two."""
+    """Runs of 2+ capitalised words or initials, a lexicon's lower-case connector allowed
+    between two. A run never starts right after a full stop ("U.S. Army" holds no "S. Army")."""
     inner = "|".join(sorted(map(re.escape, connectors)))
     joined = f"(?:(?:{inner}){_GAP})?" if inner else ""
-    return re.compile(rf"(?<![\w'’\-]){_CAP_WORD}(?:{_GAP}{joined}{_CAP_WORD})+")
+    return re.compile(rf"(?<![\w'’\-.]){_RUN_WORD}(?:{_GAP}{joined}{_RUN_WORD})+")
 _URL_TAIL = ".,;:!?'\"”’)"
 _END_PUNCT = "".join(sorted(set("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~“”‘’«»„‚…–—·•¡¿")))
 _WS = re.compile(r"\s+")
@@ -234,6 +241,17 @@ def _take_piece(piece: list[tuple[int, int, str]], spans: list[tuple[int, int]],
         piece.pop(0)
     while piece and piece[-1][2] in connectors:
         piece.pop()
+    if len(piece) > _MAX_PHRASE and any(word in connectors for _, _, word in piece):
+        # Too long for one name, but a connector may join two: "Trent Reznor of Nine Inch
+        # Nails" names a man and a band.
+        part: list[tuple[int, int, str]] = []
+        for item in [*piece, None]:
+            if item is None or item[2] in connectors:
+                _take_piece(part, spans, frozenset())
+                part = []
+            else:
+                part.append(item)
+        return
     if not _MIN_PHRASE <= len(piece) <= _MAX_PHRASE:
         return
     words = [w for _, _, w in piece]

@@ -30,9 +30,10 @@ from engine.vault.read import _normalize_newlines
 _FM_OPEN = re.compile(r"---[ \t]*(?:\n|$)")
 _FM_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.MULTILINE)
 
-# Bumped when parsing yields something new for the catalog (links' properties: 2): a full
-# scan then parses every note again.
-PARSE_VERSION = 2
+# Bumped when parsing yields something new for the catalog (links' properties: 2; names
+# with initials and names joined by a connector in a long run: 3): a full scan then parses
+# every note again.
+PARSE_VERSION = 3
 
 _INLINE_TAG = re.compile(r"(?<!\S)#([\w/\-]+)")
 _TAG_SPLIT = re.compile(r"[,\s]+")

@@ -24,7 +24,7 @@ from engine.catalog import Catalog
 from engine.channels.graph.relations import Named, SentenceRelations, property_relation
 from engine.channels.graph.sums import EdgeLists, EdgeSums, link_code, pair_code
 from engine.channels.graph.texts import PairTexts
-from engine.entities import displayed_text, is_title_word, normalize
+from engine.entities import displayed_text, extract_names, is_title_word, normalize
 from engine.kinds import is_person
 from engine.lexicon import Lexicon
 from engine.query.words import QUERY_WORD, relation_keys
@@ -459,10 +459,23 @@ def key_entries(key: str, spelled: Collection[str]) -> list[tuple[str, str]]:
     return [(_label(key, spelled), key)]
 
 
+def _read_in_text(title: str, lexicon: Lexicon) -> str:
+    """The name key text gives a title when the name finder drops its leading stop words
+    ("The Hukilau Song" → "hukilau song"); "" when it reads the title whole or otherwise."""
+    names = extract_names(title, lexicon)
+    if len(names) != 1:
+        return ""
+    whole, name = normalize(title), normalize(names[0])
+    head = whole.removesuffix(name)
+    if not name or head == whole or not head.strip():
+        return ""
+    return name if all(word in lexicon.stop_words for word in head.split()) else ""
+
+
 class Build:
     """Every note's part and their sum, numbered into vertices: the writer's side of the channel."""
 
-    def __init__(self, infos: Sequence[NoteInfo]) -> None:
+    def __init__(self, infos: Sequence[NoteInfo], lexicon: Lexicon | None = None) -> None:
         self.parts = Parts()
         self.keys: list[str] = []
         self.ids: dict[str, int] = {}
@@ -470,6 +483,7 @@ class Build:
         self.name_to_note: dict[str, str] = {}
         self.note_entries: list[tuple[str, str]] = []
         short: list[tuple[str, str]] = []
+        read_as: list[tuple[str, str]] = []
         for info in infos:
             key = sys.intern(f"note:{info.path}")
             self.vertex(key)
@@ -480,6 +494,15 @@ class Build:
                 bare = without_qualifier(surface)
                 if bare:
                     short.append((bare, key))
+                if lexicon is not None:
+                    read_as.append((surface, key))
+        # Text names a note as the name finder reads its title there: "The Hukilau Song" in a
+        # sentence is the name "Hukilau Song" (a leading stop word is no part of a name).
+        # A title that is a note's own exact title elsewhere keeps meaning that note.
+        for surface, key in read_as:
+            read = _read_in_text(surface, lexicon) if lexicon is not None else ""
+            if read:
+                self.name_to_note.setdefault(read, key)
         # "Mercury (planet)" is asked about as "Mercury": a query naming the bare name names
         # the note too (beside whatever else is called that). Text that writes "Mercury" is
         # not taken to mean the planet: a vault's other "Mercury" mentions keep their own vertex.

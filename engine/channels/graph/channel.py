@@ -78,7 +78,7 @@ class GraphChannel:
     def _rebuild(self, catalog: Catalog) -> None:
         """Build from scratch (the caller holds the build lock)."""
         infos = catalog.note_infos()
-        build = Build(infos)
+        build = Build(infos, self._lexicon)
         notes = {info.path for info in infos}
         rows = note_rows(catalog, None)
         for info in infos:
