@@ -33,7 +33,7 @@ OTHER_SETS = {
     ),
     "hotpotqa-sample": (
         DATASETS / "hotpotqa-sample" / "queries.tsv", DATASETS / "hotpotqa-sample" / "qrels.tsv", 71,
-        {"nDCG@10": 0.87, "R@5": 0.91, "MRR": 0.91},
+        {"nDCG@10": 0.875, "R@5": 0.92, "MRR": 0.91},
     ),
     "musique-sample": (
         DATASETS / "musique-sample" / "queries.tsv", DATASETS / "musique-sample" / "qrels.tsv", 64,

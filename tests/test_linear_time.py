@@ -26,6 +26,7 @@ from engine.api import Engine
 from engine.catalog import StoredChunk
 from engine.channels.graph.build import NoteRows, note_part
 from engine.chunking import chunk_note
+from engine.entities import extract_names
 from engine.lexicon.en import ENGLISH
 from engine.records import NoteInfo, Snippet
 from engine.search.evidence import build_snippet
@@ -300,3 +301,12 @@ def test_comments_and_block_ids_are_found_fast() -> None:
     stripped = _within_limit(without_comments, text)
     assert stripped.count("\n") == text.count("\n") and "%%" not in stripped
     assert _within_limit(block_lines, text, "missing") is None
+
+
+# -- names --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("unit", ["A. ", "J.  R. ", "Trent Reznor of Nine Inch Nails of ", "A." + " " * 50 + "b "])
+def test_runs_of_initials_and_connectors_are_read_fast(unit: str) -> None:
+    names = _within_limit(extract_names, unit * (400_000 // len(unit)))
+    assert isinstance(names, list)
