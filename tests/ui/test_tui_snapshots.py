@@ -1,22 +1,59 @@
 """Snapshots of the main screens, built by the entry point's factory over the real engine.
 
-Timings are hidden (`show_timings=False`) so nothing time-dependent is rendered.
+Timings are hidden (`show_timings=False`) so nothing time-dependent is rendered. The
+engines here embed with the deterministic `HashEmbedder`: a snapshot is about the
+screens, and the int8 model's vectors differ in the second decimal from one processor to
+another (its integer kernels do), which a snapshot of the scores it shows would read as
+a change. The model's own rankings are tested elsewhere (tests/ui/test_tui_search.py,
+tests/test_eval_regression.py).
 Regenerate with `pytest tests/ui/test_tui_snapshots.py --snapshot-update`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
 
 import pytest
 from pilot_support import SIZE, settle
 from textual.pilot import Pilot
 from textual.widgets import Input
+from vault_copy import copy_sample_vault, copy_vault
 
+from app.config import AppConfig
+from app.wiring import open_engine
+from engine.api import Engine
+from engine.embedder import HashEmbedder
 from ui.app import CairnApp
 from ui.screens.main import MainScreen
 from ui.screens.search import SearchScreen
 from ui.widgets.note_view import NoteView
+
+OBSIDIAN_FIXTURE = Path(__file__).resolve().parent.parent / "data" / "obsidian_vault"
+
+
+def _stub_engine(vault: Path) -> Engine:
+    """An engine over `vault`, indexed and embedded with the deterministic stand-in model."""
+    with Engine.open(vault, embedder=HashEmbedder()) as indexing:
+        indexing.reindex()
+    return open_engine(vault, AppConfig(), embedder=HashEmbedder())
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
+    """The sample vault's engine for this module's snapshots (replaces conftest's real-model one)."""
+    opened = _stub_engine(copy_sample_vault(tmp_path_factory.mktemp("snap-sample") / "vault"))
+    yield opened
+    opened.close()
+
+
+@pytest.fixture(scope="module")
+def obsidian_engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
+    """The Obsidian fixture vault's engine for this module's snapshots."""
+    opened = _stub_engine(copy_vault(OBSIDIAN_FIXTURE, tmp_path_factory.mktemp("snap-obsidian") / "vault"))
+    yield opened
+    opened.close()
+
 
 ADR = "Decisions/ADR-004 Sync with CRDTs.md"
 QUERY = "who decided to use CRDTs"
