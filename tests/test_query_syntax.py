@@ -145,6 +145,16 @@ def test_a_typo_is_read_as_the_vaults_word_and_said_so(engine: Engine) -> None:
     assert not engine.plan("kick", as_you_type=True).corrections
 
 
+def test_a_word_typed_past_its_stem_is_no_typo(engine: Engine) -> None:
+    # "migratio" has no index term starting with it (the index holds the stem "migrat"):
+    # it is read as the stem it has grown past, not searched for as a typo.
+    plan = engine.plan("the migratio", as_you_type=True)
+    assert not plan.corrections
+    found = engine.search("the migratio", as_you_type=True, channels=["fulltext"]).hits
+    assert found and found[0].path == "Daily/2026-11-30.md"
+    assert "migrat" in found[0].channels["fulltext"].matched_terms
+
+
 def test_a_partly_typed_title_comes_first_while_typing(engine: Engine) -> None:
     assert paths(engine, "tile pa", typing=True)[0] == "Glossary/Tile Pack.md"
 

@@ -27,6 +27,8 @@ log = logging.getLogger("cairn.fulltext")
 _FIELDS = ("title", "aliases", "headings", "tags", "body")
 # Prefix expansions come from buckets of terms sharing their first letters.
 _ALPHABET = "abcdefghijklmnopqrstuvwxyz"
+# The most letters a stemmer takes off a word ("business" → "busi").
+_STEM_TAIL = 4
 _BUCKET_CHARS = 2
 # Shorter words have too many neighbours one edit away to be worth a fuzzy guess.
 _FUZZY_MIN_CHARS = 4
@@ -373,6 +375,15 @@ class FulltextChannel:
                     candidates.setdefault(term, count)
             bucket = self._buckets[start] = list(candidates.items())
         matching = bucket if len(lowered) <= _BUCKET_CHARS else [kv for kv in bucket if kv[0].startswith(lowered)]
+        if not matching:
+            # The word has grown past its stem: "meeti" is on its way to "meeting", indexed as
+            # "meet". The longest index term it starts with, a few letters back, stands in
+            # (else the word read as a typo costs a search of every word one edit away).
+            counts = dict(bucket)
+            for end in range(len(lowered) - 1, max(3, len(lowered) - _STEM_TAIL) - 1, -1):
+                if counts.get(lowered[:end]):
+                    matching = [(lowered[:end], counts[lowered[:end]])]
+                    break
         best = heapq.nlargest(self._config.prefix_max_terms, matching, key=lambda kv: kv[1])
         return list(dict.fromkeys([*own, *(term for term, _ in best)]))
 

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
 
+import numpy as np
+
 from engine.channels.base import ChannelAnswer
 from engine.channels.graph.build import (
     LINKS,
@@ -300,8 +302,16 @@ def top_neighbors(cache: NeighborCache, config: GraphConfig, vertex: int) -> lis
         return []
     # Equal weights are ordered by the neighbor's key, so the order does not depend on
     # how the graph was numbered (a patched graph numbers differently from a fresh one).
+    # A hub's thousands of edges are first cut to those at least as heavy as its
+    # max_neighbors-th (in C): only they can be among the strongest.
+    candidates = edges
+    if len(edges) > 4 * config.max_neighbors > 0:
+        numbers = np.asarray(edges, dtype=np.int64)
+        heavy = np.frombuffer(weights, dtype=np.float64)[numbers]
+        at = len(heavy) - config.max_neighbors
+        candidates = numbers[heavy >= np.partition(heavy, at)[at]].tolist()
     weighted = sorted(
-        (-weights[e], vertices[highs[e] if lows[e] == vertex else lows[e]].key, e) for e in edges
+        (-weights[e], vertices[highs[e] if lows[e] == vertex else lows[e]].key, e) for e in candidates
     )[: config.max_neighbors]
     top = -weighted[0][0]
     # A hub's neighbors each count for less: scale by 1/sqrt(degree).
