@@ -54,7 +54,9 @@ class FulltextConfig:
     heading_boost: float = 1.0
     tag_boost: float = 1.0
     body_boost: float = 1.0
-    prefix_min_chars: int = 2
+    # A word being typed is expanded from its third letter: two letters begin thousands of
+    # words, whose 24 commonest say little of what is meant (docs/BENCHMARKS.md, sixth round).
+    prefix_min_chars: int = 3
     prefix_max_terms: int = 24
     # Read a word the index has never seen as a typo of a word one edit away ("kikcoff").
     typo_correction: bool = True

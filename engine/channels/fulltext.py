@@ -29,7 +29,12 @@ _FIELDS = ("title", "aliases", "headings", "tags", "body")
 _ALPHABET = "abcdefghijklmnopqrstuvwxyz"
 # The most letters a stemmer takes off a word ("business" → "busi").
 _STEM_TAIL = 4
-_BUCKET_CHARS = 2
+# A typed word's expansions are read from the terms sharing its first three letters: a
+# bucket of the first two held thousands of terms at 10k notes, 20-40 ms to read at the
+# first keystroke of every word (docs/BENCHMARKS.md, sixth round).
+_BUCKET_CHARS = 3
+# The flat scan's typo search looks among the terms sharing a word's first two letters.
+_FUZZY_BUCKET_CHARS = 2
 # Shorter words have too many neighbours one edit away to be worth a fuzzy guess.
 _FUZZY_MIN_CHARS = 4
 # Whoosh's multi-process writer pays off only for big batches (worker start-up, extra segments).
@@ -298,7 +303,7 @@ class FulltextChannel:
             for word in dict.fromkeys(forms):
                 if len(word) < _FUZZY_MIN_CHARS:
                     continue
-                start = word[:_BUCKET_CHARS]
+                start = word[:_FUZZY_BUCKET_CHARS]
                 for field in ("title", "body"):
                     for term in scorer.terms(field, start):
                         if term != word and within_one_edit(word, term):
