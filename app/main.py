@@ -105,7 +105,7 @@ def _tui(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     engine = open_engine(_vault(args, config.vault), config, index_dir=args.index_dir, no_model=args.no_model)
     try:
-        app = build_app(engine, config, index_on_start=False if args.no_index else None)
+        app = build_app(engine, config, index_on_start=False if args.no_index else None, hangup=True)
         app.run()
         return app.return_code or 0
     finally:

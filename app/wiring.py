@@ -44,10 +44,12 @@ def build_app(
     show_timings: bool | None = None,
     index_on_start: bool | None = None,
     cursor_blink: bool | None = None,
+    hangup: bool = False,
 ) -> CairnApp:
     """The Cairn TUI over an open engine; tests pass `show_timings=False` and `cursor_blink=False`.
 
     Timings and a blinking cursor would make a snapshot depend on when it was taken.
+    `hangup`: the app ends on SIGHUP, keeping unsaved edits (the entry point's app).
     """
     from ui.app import CairnApp
 
@@ -58,4 +60,4 @@ def build_app(
         ui_config = replace(ui_config, index_on_start=index_on_start)
     if cursor_blink is not None:
         ui_config = replace(ui_config, cursor_blink=cursor_blink)
-    return CairnApp(engine, ui_config)
+    return CairnApp(engine, ui_config, hangup=hangup)

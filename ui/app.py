@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import signal
 from collections.abc import Callable, Iterable
 from functools import partial
 from typing import TYPE_CHECKING, ClassVar
@@ -25,6 +28,27 @@ if TYPE_CHECKING:
     from app.config import UIConfig
     from engine.api import Engine
 
+log = logging.getLogger("cairn.ui")
+
+# The terminal the app reads keys from (Textual's driver reads standard input).
+_TERMINAL = 0
+
+
+def _terminal_alive(fd: int) -> bool:
+    """Whether `fd` is a terminal that has not hung up (after a hangup it answers EIO)."""
+    try:
+        import termios
+    except ImportError:  # no POSIX terminals here: nothing to watch
+        return False
+    try:
+        termios.tcgetattr(fd)
+    except (termios.error, OSError, ValueError):
+        return False
+    return True
+
+# The exit status of a process ended by its terminal's hangup (128 + SIGHUP).
+HANGUP_EXIT = 129
+
 
 class CairnApp(App[None]):
     """Browse, search and edit a vault; all engine work happens in the screens' workers."""
@@ -45,16 +69,43 @@ class CairnApp(App[None]):
     ]
     COMMANDS: ClassVar[set[type[Provider] | Callable[[], type[Provider]]]] = {*App.COMMANDS, NoteCommands}
 
-    def __init__(self, engine: Engine, config: UIConfig) -> None:
+    def __init__(self, engine: Engine, config: UIConfig, *, hangup: bool = False) -> None:
+        """`hangup`: end on SIGHUP (the terminal closed), keeping unsaved edits; the entry point's
+        app does, an app run by a test does not touch its process's signals."""
         super().__init__()
         self.engine = engine
         self.config = config
         self.main_screen = MainScreen(engine, config, id="main")
+        self._hangup = hangup and hasattr(signal, "SIGHUP")
 
     def on_mount(self) -> None:
         self.theme = self.config.dark_theme if self.config.start_dark else self.config.light_theme
         self.sub_title = printable_path(str(self.engine.vault))  # a folder name may not be UTF-8
         self.push_screen(self.main_screen)
+        if self._hangup:
+            asyncio.get_running_loop().add_signal_handler(signal.SIGHUP, self.hang_up)
+            # A terminal can close without a SIGHUP reaching the app (run by `make`, which
+            # takes the signal and waits): its input then reads as ended at once, forever,
+            # and Textual's input loop spins. A look at the terminal each second finds it gone.
+            if _terminal_alive(_TERMINAL):
+                self.set_interval(1.0, self._check_terminal, name="terminal-check")
+
+    def _check_terminal(self) -> None:
+        if not _terminal_alive(_TERMINAL):
+            self.hang_up()
+
+    def hang_up(self) -> None:
+        """The terminal is gone: keep each unsaved edit in a copy beside its note, then end.
+
+        Nothing can be asked any more, and an app left running would spin against the
+        closed terminal at full CPU. A copy is a new note (`Note (conflict …).md`), so the
+        note itself stays as it was on disk.
+        """
+        for screen in self.screen_stack:
+            if isinstance(screen, EditorScreen) and screen.dirty:
+                kept = screen.keep_copy()
+                log.warning("terminal closed: unsaved edits of %s kept in %s", screen.path, kept)
+        self.exit(return_code=HANGUP_EXIT)
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
         """Keep a focused text cursor steady when the configuration turns blinking off."""

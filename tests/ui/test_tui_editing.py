@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from pilot_support import SIZE, run, settle
 from textual.widgets import Input, TextArea
 
@@ -194,3 +195,82 @@ def test_editing_keeps_encoding_and_every_untouched_line_ending(
     run(body())
     assert (module_vault / mixed).read_bytes() == b"# Mixed endings\r\n\r\none\n2: two\r\nthree\rfour\n"
     assert (module_vault / latin).read_bytes() == "# Latin one\n\nCrème brûlée, naïve façade.\nDéjà vu.\n".encode("cp1252")
+
+
+def test_a_closed_terminal_keeps_unsaved_edits_in_a_copy_and_ends_the_app(
+    engine: Engine, module_vault: Path
+) -> None:
+    """SIGHUP (the terminal window closed): nothing can be asked, so the unsaved text goes
+    to a new copy beside the note, the note stays as it was, and the app ends (it would
+    otherwise spin against the dead terminal)."""
+    import os
+    import signal
+
+    from app.config import AppConfig
+    from app.wiring import build_app
+    from ui.app import HANGUP_EXIT
+
+    note = "Glossary/Tombstone.md"
+    before = (module_vault / note).read_bytes()
+    copies_before = set((module_vault / "Glossary").glob("Tombstone (conflict *).md"))
+
+    async def body() -> None:
+        app = build_app(engine, AppConfig(), cursor_blink=False, hangup=True)
+        async with app.run_test(size=SIZE) as pilot:
+            editor = await _open_editor(pilot, app, note)
+            editor.editor.insert("Words typed just before the window closed. ")
+            assert signal.getsignal(signal.SIGHUP) not in (signal.SIG_DFL, signal.SIG_IGN, None)
+            os.kill(os.getpid(), signal.SIGHUP)
+            await settle(pilot)
+            assert not app.is_running
+        assert app.return_code == HANGUP_EXIT
+
+    run(body())
+    assert (module_vault / note).read_bytes() == before
+    copies = set((module_vault / "Glossary").glob("Tombstone (conflict *).md")) - copies_before
+    assert len(copies) == 1
+    kept = copies.pop().read_text(encoding="utf-8")
+    assert kept.startswith("Words typed just before the window closed. ")
+    assert kept.endswith(before.decode("utf-8"))
+
+
+def test_a_terminal_gone_without_a_signal_is_noticed(
+    engine: Engine, module_vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Run by `make`, the app gets no SIGHUP when its terminal closes (make takes it and waits):
+    the terminal's own state says it is gone, and the app ends as on SIGHUP."""
+    import os
+    import pty
+
+    import ui.app
+    from app.config import AppConfig
+    from app.wiring import build_app
+    from ui.app import HANGUP_EXIT, _terminal_alive
+
+    main_fd, terminal_fd = pty.openpty()
+    monkeypatch.setattr(ui.app, "_TERMINAL", terminal_fd)
+    note = "Glossary/Field Kit.md"
+    before = (module_vault / note).read_bytes()
+    copies_before = set((module_vault / "Glossary").glob("Field Kit (conflict *).md"))
+
+    async def body() -> None:
+        app = build_app(engine, AppConfig(), cursor_blink=False, hangup=True)
+        async with app.run_test(size=SIZE) as pilot:
+            editor = await _open_editor(pilot, app, note)
+            editor.editor.insert("Typed in a terminal that then closed. ")
+            app._check_terminal()
+            assert app.is_running  # the terminal is there: nothing happens
+            os.close(main_fd)  # the terminal window closes
+            assert not _terminal_alive(terminal_fd)
+            app._check_terminal()
+            await settle(pilot)
+            assert not app.is_running
+        assert app.return_code == HANGUP_EXIT
+
+    try:
+        run(body())
+    finally:
+        os.close(terminal_fd)
+    assert (module_vault / note).read_bytes() == before
+    kept = set((module_vault / "Glossary").glob("Field Kit (conflict *).md")) - copies_before
+    assert len(kept) == 1 and kept.pop().read_text(encoding="utf-8").startswith("Typed in a terminal that then closed. ")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
@@ -29,6 +30,8 @@ def markdown_highlighting_available() -> bool:
 
     return bool(TREE_SITTER) and get_language("markdown") is not None
 
+
+log = logging.getLogger("cairn.ui")
 
 class EditorScreen(ReportsWorkerErrors, Screen[str | None]):
     """Edits one note; dismisses with its path (or the copy's) once closed."""
@@ -157,6 +160,17 @@ class EditorScreen(ReportsWorkerErrors, Screen[str | None]):
         self.saving = True
         self._update_title()
         self._save(self.path, self.editor.text, self.loaded_sha)
+
+    def keep_copy(self) -> str | None:
+        """Save the text as it is now to a new copy beside the note, at once (the app is
+        ending); the copy's path, or None when even that could not be written."""
+        try:
+            target = self.engine.conflict_copy_path(self.path)
+            self.engine.save_note(target, self.editor.text, expected_sha=None, as_utf8=True)
+        except Exception:  # a full disk, a vanished folder: nothing is left to tell the user
+            log.exception("could not keep the unsaved edits of %s", self.path)
+            return None
+        return target
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="editor-io")
     def _save(self, path: str | None, text: str, expected: str | None, *, as_utf8: bool = False) -> None:
