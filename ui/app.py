@@ -32,6 +32,8 @@ log = logging.getLogger("cairn.ui")
 
 # The terminal the app reads keys from (Textual's driver reads standard input).
 _TERMINAL = 0
+# The exit status of a process ended by its terminal's hangup (128 + SIGHUP).
+HANGUP_EXIT = 129
 
 
 def _terminal_alive(fd: int) -> bool:
@@ -45,9 +47,6 @@ def _terminal_alive(fd: int) -> bool:
     except (termios.error, OSError, ValueError):
         return False
     return True
-
-# The exit status of a process ended by its terminal's hangup (128 + SIGHUP).
-HANGUP_EXIT = 129
 
 
 class CairnApp(App[None]):
@@ -77,6 +76,7 @@ class CairnApp(App[None]):
         self.config = config
         self.main_screen = MainScreen(engine, config, id="main")
         self._hangup = hangup and hasattr(signal, "SIGHUP")
+        self._hung_up = False
 
     def on_mount(self) -> None:
         self.theme = self.config.dark_theme if self.config.start_dark else self.config.light_theme
@@ -101,6 +101,9 @@ class CairnApp(App[None]):
         closed terminal at full CPU. A copy is a new note (`Note (conflict …).md`), so the
         note itself stays as it was on disk.
         """
+        if self._hung_up:  # the signal and the terminal check may both see it
+            return
+        self._hung_up = True
         for screen in self.screen_stack:
             if isinstance(screen, EditorScreen) and screen.dirty:
                 kept = screen.keep_copy()

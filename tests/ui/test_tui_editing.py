@@ -263,6 +263,7 @@ def test_a_terminal_gone_without_a_signal_is_noticed(
             os.close(main_fd)  # the terminal window closes
             assert not _terminal_alive(terminal_fd)
             app._check_terminal()
+            app.hang_up()  # a SIGHUP arriving too keeps no second copy
             await settle(pilot)
             assert not app.is_running
         assert app.return_code == HANGUP_EXIT
