@@ -1,6 +1,9 @@
 """Snapshots of the main screens, built by the entry point's factory over the real engine.
 
-Timings are hidden (`show_timings=False`) so nothing time-dependent is rendered. The
+Timings are hidden (`show_timings=False`) so nothing time-dependent is rendered, and no app
+indexes on start (`index_on_start=False`): the engine is current, and an app starting while
+the last test's app still indexed the same engine showed "the index is being written" on
+a slow run. The
 engines here embed with the deterministic `HashEmbedder`: a snapshot is about the
 screens, and the int8 model's vectors differ in the second decimal from one processor to
 another (its integer kernels do), which a snapshot of the scores it shows would read as
@@ -92,19 +95,19 @@ async def _editor(pilot: Pilot[None]) -> None:
 
 
 def test_main_screen(snap_compare: Callable[..., bool], make_app: Callable[..., CairnApp]) -> None:
-    assert snap_compare(make_app(show_timings=False), terminal_size=SIZE, run_before=_open_note)
+    assert snap_compare(make_app(show_timings=False, index_on_start=False), terminal_size=SIZE, run_before=_open_note)
 
 
 def test_search_panel_with_results(snap_compare: Callable[..., bool], make_app: Callable[..., CairnApp]) -> None:
-    assert snap_compare(make_app(show_timings=False), terminal_size=SIZE, run_before=_search)
+    assert snap_compare(make_app(show_timings=False, index_on_start=False), terminal_size=SIZE, run_before=_search)
 
 
 def test_explain_view(snap_compare: Callable[..., bool], make_app: Callable[..., CairnApp]) -> None:
-    assert snap_compare(make_app(show_timings=False), terminal_size=SIZE, run_before=_explain)
+    assert snap_compare(make_app(show_timings=False, index_on_start=False), terminal_size=SIZE, run_before=_explain)
 
 
 def test_editor(snap_compare: Callable[..., bool], make_app: Callable[..., CairnApp]) -> None:
-    assert snap_compare(make_app(show_timings=False), terminal_size=SIZE, run_before=_editor)
+    assert snap_compare(make_app(show_timings=False, index_on_start=False), terminal_size=SIZE, run_before=_editor)
 
 
 def test_main_screen_narrow_light(snap_compare: Callable[..., bool], make_app: Callable[..., CairnApp]) -> None:
@@ -113,7 +116,7 @@ def test_main_screen_narrow_light(snap_compare: Callable[..., bool], make_app: C
         await pilot.press("ctrl+t")
         await pilot.pause()
 
-    assert snap_compare(make_app(show_timings=False), terminal_size=(80, 24), run_before=before)
+    assert snap_compare(make_app(show_timings=False, index_on_start=False), terminal_size=(80, 24), run_before=before)
 
 
 # -- the Obsidian fixture vault: the same callout, embed and table the web captures show --
@@ -130,15 +133,15 @@ def _obsidian(path: str, *, heading: str | None = None) -> Callable[[Pilot[None]
 
 @pytest.mark.parametrize("size", OBSIDIAN_SIZES)
 def test_obsidian_callouts(size: str, snap_compare: Callable[..., bool], make_obsidian_app: Callable[..., CairnApp]) -> None:
-    assert snap_compare(make_obsidian_app(), terminal_size=OBSIDIAN_SIZES[size], run_before=_obsidian("Callouts.md"))
+    assert snap_compare(make_obsidian_app(index_on_start=False), terminal_size=OBSIDIAN_SIZES[size], run_before=_obsidian("Callouts.md"))
 
 
 @pytest.mark.parametrize("size", OBSIDIAN_SIZES)
 def test_obsidian_embeds(size: str, snap_compare: Callable[..., bool], make_obsidian_app: Callable[..., CairnApp]) -> None:
-    assert snap_compare(make_obsidian_app(), terminal_size=OBSIDIAN_SIZES[size], run_before=_obsidian("Embeds.md"))
+    assert snap_compare(make_obsidian_app(index_on_start=False), terminal_size=OBSIDIAN_SIZES[size], run_before=_obsidian("Embeds.md"))
 
 
 @pytest.mark.parametrize("size", OBSIDIAN_SIZES)
 def test_obsidian_table(size: str, snap_compare: Callable[..., bool], make_obsidian_app: Callable[..., CairnApp]) -> None:
     before = _obsidian("Formatting.md", heading="Tables")
-    assert snap_compare(make_obsidian_app(), terminal_size=OBSIDIAN_SIZES[size], run_before=before)
+    assert snap_compare(make_obsidian_app(index_on_start=False), terminal_size=OBSIDIAN_SIZES[size], run_before=before)
