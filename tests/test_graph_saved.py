@@ -211,7 +211,10 @@ def _canonical(graph: GraphChannel) -> dict[str, object]:
         and all(lists.end(units[4]) == edge for edge, units in build.sums.items()),
         "contexts": {pair(decode(code)): context for code, context in build.contexts.items()},
         "named": {
-            pair(decode(code)): (keys[subject], relation, explicit) for code, (subject, relation, explicit) in build.named.items()
+            pair(decode(code)): (
+                keys[subject], relation, explicit, tuple((keys[s], r, e) for s, r, e in others)
+            )
+            for code, (subject, relation, explicit, others) in build.named.items()
         },
         "link_dirs": {(keys[a], keys[b]) for a, b in map(decode, build.link_dirs)},
         "surfaces": {key: spelled for key, spelled in build.surfaces.items() if spelled},

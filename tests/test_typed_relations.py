@@ -38,6 +38,13 @@ def _at(sentence: str, name: str) -> tuple[str, bool] | None:
         ("The company was founded in 2022 by [[Ingrid Holm]].", "Ingrid Holm", ("founded", True)),
         ("Early funding came from angel investors including [[Wendy]] and [[Fiona]].", "Fiona", ("invested in", True)),
         ("Wendy also advises [[Vector]], where she focuses on data.", "Vector", ("advises", False)),
+        # "*" in a phrase stands for up to two words: articles, stages, amounts.
+        ("[[Jack Davis]] led a pre-seed round, drawn to the team.", "Jack Davis", ("invested in", True)),
+        ("[[Founders Fund]] led the round.", "Founders Fund", ("invested in", True)),
+        ("Lucid raised a seed round led by [[Fiona Moore]].", "Fiona Moore", ("invested in", True)),
+        ("The company raised a round with participation from [[Ian]].", "Ian", ("invested in", True)),
+        ("Lumen's investor base includes [[Kate Lopez]].", "Kate Lopez", ("invested in", True)),
+        ("Led pre-seed investment into [[Iris]].", "Iris", ("invested in", False)),
     ],
 )
 def test_a_sentence_names_the_relation_and_who_does_it(sentence: str, name: str, expected: tuple[str, bool]) -> None:
@@ -51,7 +58,7 @@ def test_a_sentence_names_the_relation_and_who_does_it(sentence: str, name: str,
         ("[[Priya]] works at [[Acme]].", "Acme"),
         ("Victor is the driving force behind [[Delta]], which he founded in 2021.", "Delta"),  # a clause
         ("Hosts a private dinner with [[Lucid]] and [[Drift]] founders in SF.", "Drift"),  # a role after a name
-        ("[[Founders Fund]] led the round.", "Founders Fund"),  # a phrase inside a link is a name
+        ("[[Founders Fund]] hosted the dinner.", "Founders Fund"),  # a phrase inside a link is a name
         ("The part of [[Beacon]] where customers design the forms their crews fill in on [[Atlas]].", "Atlas"),
         ("Met [[Priya]] for coffee.", "Priya"),
     ],
@@ -102,6 +109,7 @@ def _sentence_relations(sentence: str) -> int:
         (_inline_fields, "- **" + "x " * 200_000 + "::"),
         (_sentence_relations, "works " * 100_000 + "at"),
         (_sentence_relations, "attended by " * 50_000),
+        (_sentence_relations, "led a seed " * 50_000 + "round"),  # a phrase's "*" words
     ],
 )
 def test_relation_reading_is_linear(stage: object, text: str) -> None:
@@ -238,3 +246,43 @@ def test_without_the_relation_factor_the_founder_who_writes_more_ranks_first(tmp
         engine.reindex()
         hits = [hit.path for hit in engine.search("Who invested in Kestrel?", limit=5, as_you_type=False).hits]
     assert hits[0] == "People/Ada Moss.md", hits  # what the factor is for: this test shows it is needed
+
+
+def _two_hats(root: Path) -> Path:
+    """An investor who writes of herself as an advisor, twice; the company's note says she led its round."""
+    (root / "People").mkdir(parents=True)
+    (root / "Companies").mkdir()
+    (root / "Companies" / "Kestrel.md").write_text(
+        "# Kestrel\n\nKestrel was founded by [[Ada Moss]] in 2021.\n\n"
+        "In 2022 Kestrel raised a seed round led by [[Cleo Park]].\n",
+        encoding="utf-8",
+    )
+    (root / "People" / "Ada Moss.md").write_text(
+        "---\ntags: [person]\n---\n# Ada Moss\n\nAda is the founder of [[Kestrel]]. Kestrel, Kestrel, Kestrel: "
+        "she talks of Kestrel all day, and of who invested in it.\n",
+        encoding="utf-8",
+    )
+    (root / "People" / "Cleo Park.md").write_text(
+        "---\ntags: [person]\n---\n# Cleo Park\n\nCleo is an advisor to [[Kestrel]].\n\n"
+        "She became advisor to [[Kestrel]] in 2023.\n",
+        encoding="utf-8",
+    )
+    return root
+
+
+@pytest.mark.parametrize(
+    ("query", "relation"),
+    [("Who invested in Kestrel?", "invested in"), ("Who advises Kestrel?", "advises")],
+)
+def test_a_pair_named_by_two_relations_answers_a_question_about_either(
+    tmp_path: Path, query: str, relation: str
+) -> None:
+    vault = _two_hats(tmp_path / "vault")
+    with Engine.open(vault, index_dir=tmp_path / "index", embedder=None) as engine:
+        engine.reindex()
+        hits = engine.search(query, limit=5, as_you_type=False).hits
+        neighbours = {n.name: n.relation for n in engine.neighbors("People/Cleo Park.md")}
+    assert hits[0].path == "People/Cleo Park.md", [hit.path for hit in hits]
+    # The evidence names the relation asked about; the neighbour list the one said most.
+    assert Relation("Cleo Park", relation, "Kestrel") in hits[0].channels["graph"].relations
+    assert neighbours["Kestrel"] == Relation("Cleo Park", "advises", "Kestrel")

@@ -23,7 +23,11 @@ LANGUAGES = ("en",)
 #   passive:      X <phrase> Y, Y does it to X ("attended by", "founded by", "manages")
 #   subject_role: the note it names does it ("Attendees: [[A]], [[B]]", "investors")
 #   object_role:  the note it names has it done ("Manager: [[B]]")
+# A phrase's word "*" stands for up to two words of any kind ("led * round" reads "led a
+# seed round", "led their $2M round"), so one phrase covers its articles and amounts.
 PhraseUse = Literal["active", "passive", "subject_role", "object_role"]
+
+_ANY_WORDS = r"(?:[^\s,;]+[ \t]+){0,2}"
 
 
 @dataclass(frozen=True)
@@ -97,38 +101,46 @@ class Lexicon:
     # Frontmatter properties that describe a note in a line, first found first used.
     description_properties: tuple[str, ...] = ()
     resemblance_pattern: re.Pattern[str] = field(init=False, repr=False, compare=False)
-    # Every relation phrase, longest first, as one pattern; and each (lowercased, one
-    # space between words) with its relation and use.
+    # Every relation phrase, longest first, as one pattern of named groups ("p0", "p1" …);
+    # and the relation and use of each group, by its number.
     relation_pattern: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
-    relation_phrases: dict[str, tuple[str, PhraseUse]] = field(init=False, repr=False, compare=False)
+    relation_phrases: tuple[tuple[str, PhraseUse], ...] = field(init=False, repr=False, compare=False)
     # Property names (lowercased, `_` and `-` as spaces) → (relation, True if the linked note is the subject).
     relation_properties: dict[str, tuple[str, bool]] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "resemblance_pattern", re.compile(rf"\b(?:{self.resemblance})\b", re.IGNORECASE))
-        phrases: dict[str, tuple[str, PhraseUse]] = {}
+        phrases: dict[str, tuple[str, PhraseUse]] = {}  # as written, lowercased: "co-founded by"
         properties: dict[str, tuple[str, bool]] = {}
-        written: set[str] = set()
         for relation in self.relations:
             for phrase, use in relation.uses():
-                written.add(phrase.casefold())
-                phrases.setdefault(phrase_key(phrase), (relation.name, use))
-                # A property named like a phrase relates as the phrase does.
-                properties.setdefault(phrase_key(phrase), (relation.name, use in ("passive", "subject_role")))
+                phrases.setdefault(phrase.casefold(), (relation.name, use))
+                if "*" not in phrase:
+                    # A property named like a phrase relates as the phrase does.
+                    properties.setdefault(phrase_key(phrase), (relation.name, use in ("passive", "subject_role")))
             for name in relation.object_properties:
                 properties.setdefault(phrase_key(name), (relation.name, False))
             for name in relation.subject_properties:
                 properties.setdefault(phrase_key(name), (relation.name, True))
         pattern = None
-        if written:
+        if phrases:
             # Longest first, so "founder of" is read before "founder"; words are separated
             # by any run of blanks, never by a backtracking group (linear in the sentence).
-            alternatives = sorted(written, key=lambda p: (-len(p), p))
-            body = "|".join(r"[ \t]+".join(re.escape(w) for w in p.split()) for p in alternatives)
+            ordered = sorted(phrases, key=lambda p: (-len(p), p))
+            body = "|".join(f"(?P<p{i}>{_phrase_regex(p)})" for i, p in enumerate(ordered))
             pattern = re.compile(rf"(?<!\w)(?:{body})(?!\w)", re.IGNORECASE)
+            phrases = {p: phrases[p] for p in ordered}
         object.__setattr__(self, "relation_pattern", pattern)
-        object.__setattr__(self, "relation_phrases", phrases)
+        object.__setattr__(self, "relation_phrases", tuple(phrases.values()))
         object.__setattr__(self, "relation_properties", properties)
+
+
+def _phrase_regex(phrase: str) -> str:
+    """A phrase's words as a pattern: any blanks between words, "*" any two words or none."""
+    out = ""
+    for word in phrase.split():
+        out += _ANY_WORDS if word == "*" else re.escape(word) + r"[ \t]+"
+    return out.removesuffix(r"[ \t]+")
 
 
 def phrase_key(text: str) -> str:

@@ -110,10 +110,21 @@ ENGLISH = Lexicon(
             "invested in",
             active=(
                 "invested in", "invests in", "investing in", "investment in", "investments in",
-                "investor in", "backed",
+                "invested into", "investment into", "investor in", "investor at", "backer of", "backed",
+                # Leading or joining a funding round ("[[Kate]] led their seed round").
+                "led * round", "leads * round", "leading * round", "co-led * round",
+                "joined * round", "joins * round", "participated in * round", "participates in * round",
             ),
-            passive=("backed by", "funded by", "invested by"),
-            subject_roles=("investors", "backers"),
+            passive=(
+                "backed by", "funded by", "invested by",
+                # The round of the note written in ("raised a seed round led by [[Fiona]]").
+                "round led by", "round co-led by", "round from", "participation from",
+                "investment from", "funding from", "backing from",
+            ),
+            subject_roles=(
+                "investors", "backers", "investors include", "investors included", "investor base includes",
+                "investor base included", "backers include",
+            ),
             subject_properties=("investor",),
             object_properties=("investments", "portfolio"),
         ),

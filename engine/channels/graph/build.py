@@ -43,8 +43,11 @@ _CONTEXT_CHARS = 1000
 # whole line, offset of the part read when it is longer than _CONTEXT_CHARS).
 _SentenceId = tuple[int, int, int]
 
-# A pair's named relation: (its subject vertex, relation, named by a property).
-NamedEdge = tuple[int, str, bool]
+# A pair's named relation: (its subject vertex, relation, named by a property, the other
+# relations named between the two as (subject vertex, relation, by a property)). The one said most is
+# shown; a question about any of them finds the pair ("advises" on one side, "invested in"
+# on the other: both are true).
+NamedEdge = tuple[int, str, bool, tuple[tuple[int, str, bool], ...]]
 
 # A context is the word keys of the sentences two notes are related in, as one string
 # " key key key " (sorted): a vault has a hundred thousand such pairs, and a string is a
@@ -572,10 +575,13 @@ class Build:
         return _context(set(keys.split()) | set(other.split())) if keys and other else (keys or other)
 
     @staticmethod
-    def _named_relation(a: str, part_a: Part | None, b: str, part_b: Part | None) -> tuple[str, str, bool] | None:
+    def _named_relation(
+        a: str, part_a: Part | None, b: str, part_b: Part | None
+    ) -> tuple[str, str, bool, tuple[tuple[str, str, bool], ...]] | None:
         """The relation named between notes `a` and `b` (keys, with their parts) by either's
-        sentences or properties: (its subject's key, relation, named by a property). A property
-        outweighs any number of sentences; then the most often named wins, then the first in sort order."""
+        sentences or properties: (its subject's key, relation, named by a property, the other
+        relations named). A property outweighs any number of sentences; then the most often
+        named wins, then the first in sort order."""
         votes: dict[tuple[str, str], tuple[int, int]] = {}
         for me, part, other in ((a, part_a, b), (b, part_b, a)):
             counts = part.typed.get(other) if part else None
@@ -586,7 +592,8 @@ class Build:
         if not votes:
             return None
         subject, relation = min(votes, key=lambda vote: (-votes[vote][0], -votes[vote][1], vote))
-        return subject, relation, votes[(subject, relation)][0] > 0
+        others = tuple(sorted((*vote, votes[vote][0] > 0) for vote in votes if vote[1] != relation))
+        return subject, relation, votes[(subject, relation)][0] > 0, others
 
     def set_context(self, a: str, b: str) -> None:
         """Recompute the context and the named relation of one linked pair from both notes' parts."""
@@ -599,7 +606,8 @@ class Build:
             self.contexts.discard(edge)
         named = self._named_relation(a, part_a, b, part_b)
         if named is not None:
-            self.named[edge] = (self.ids[named[0]], named[1], named[2])
+            others = tuple((self.ids[subject], relation, explicit) for subject, relation, explicit in named[3])
+            self.named[edge] = (self.ids[named[0]], named[1], named[2], others)
         else:
             self.named.pop(edge, None)
 

@@ -62,9 +62,8 @@ class SentenceRelations:
         self._clause_marks = lexicon.clause_marks
         phrases = lexicon.relation_phrases
         for match in pattern.finditer(blanked):
-            found = phrases.get(phrase_key(match.group()))
-            if found is not None:
-                self._phrases.append(_Phrase(match.start(), match.end(), found[0], found[1]))
+            relation, use = phrases[int(match.lastgroup[1:])]  # the group "p<n>" that matched
+            self._phrases.append(_Phrase(match.start(), match.end(), relation, use))
 
     def at(self, position: int) -> Named | None:
         """The relation the sentence names between its note and the note written at `position`.

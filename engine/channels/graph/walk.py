@@ -74,7 +74,7 @@ class Snapshot:
     dictionary: EntityDictionary
     link_dirs: set[int]  # link_code(linking vertex, linked vertex)
     contexts: PairTexts  # pair_code → the words of the sentences that relate the pair
-    named: dict[int, NamedEdge]  # pair_code of a linked pair → (subject vertex, relation, by a property)
+    named: dict[int, NamedEdge]  # pair_code of a linked pair → (subject vertex, relation, by a property, others)
     linked: frozenset[int]  # vertices with a written link
     people: frozenset[str]  # paths of the notes the vault files as people
 
@@ -185,7 +185,7 @@ def search(
                 rank=rank,
                 graph_path=labels,
                 graph_relation=relation,
-                relations=path_relations(snapshot, reach.path),
+                relations=path_relations(snapshot, reach.path, asked),
             )
         )
     expanded = tuple(
@@ -220,18 +220,30 @@ def _by_relation(
             path = vertices[v].path
             if edge is None or path is None:
                 continue
-            (inside if edge[1] in asked else other).add(path)
+            (inside if names_any(edge, asked) else other).add(path)
     return frozenset(inside), frozenset(other - inside)
 
 
-def path_relations(snapshot: Snapshot, path: tuple[int, ...]) -> tuple[Relation, ...]:
-    """The named relations along a walk's path (subject first), where the vault names one."""
+def names_any(edge: NamedEdge, relations: frozenset[str]) -> bool:
+    """Whether the pair is named by one of `relations`, first or besides."""
+    return edge[1] in relations or any(name in relations for _subject, name, _explicit in edge[3])
+
+
+def path_relations(
+    snapshot: Snapshot, path: tuple[int, ...], asked: frozenset[str] = frozenset()
+) -> tuple[Relation, ...]:
+    """The named relations along a walk's path (subject first), where the vault names one:
+    the one the question `asked` for where the pair is named by it too, else the one said most."""
     out: list[Relation] = []
     vertices = snapshot.vertices
     for a, b in pairwise(path):
         named = snapshot.named.get(pair_code(a, b))
         if named is not None:
-            subject, relation, explicit = named
+            subject, relation, explicit, others = named
+            if relation not in asked:
+                besides = next((other for other in others if other[1] in asked), None)
+                if besides is not None:
+                    subject, relation, explicit = besides
             other = b if subject == a else a
             out.append(Relation(vertices[subject].label, relation, vertices[other].label, explicit))
     return tuple(out)
@@ -272,7 +284,7 @@ def expand(
                         score *= 1.0 + config.relation_boost
                 if wanted and named:
                     edge = named.get(pair_code(u, v))
-                    if edge is not None and edge[1] in wanted:
+                    if edge is not None and names_any(edge, wanted):
                         score *= 1.0 + config.typed_relation_boost
                 known = reached.get(v)
                 if known is None or (score > known.score and known.hops >= hop):
