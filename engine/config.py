@@ -43,6 +43,13 @@ class FusionConfig:
     chunk_seed_factor: float = 0.5
     high_vector_cosine: float = 0.55
     weak_vector_cosine: float = 0.30
+    # The best of the graph's first `graph_kept` notes that the places before place
+    # `graph_kept_place` lack takes that place, where the walk reached it from another note
+    # (engine/search/fusion.py). The graph is the one channel that reaches a note sharing no
+    # words with the query (a question's second hop), and fusion scales its votes by how
+    # little of a long question the names cover (docs/QUALITY.md, a fourth round). 0 turns it off.
+    graph_kept: int = 2
+    graph_kept_place: int = 5
 
 
 @dataclass(frozen=True)

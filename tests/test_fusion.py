@@ -5,7 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.search.fusion import apply_floors, weighted_rrf
+from engine.config import FusionConfig
+from engine.search.fusion import apply_floors, keep_graph_best, weighted_rrf
 
 docs = st.lists(st.sampled_from([f"d{i}" for i in range(12)]), unique=True, max_size=12)
 rankings = st.dictionaries(st.sampled_from(["fulltext", "vectors", "graph"]), docs, min_size=1)
@@ -62,3 +63,34 @@ def test_floors_come_first_in_order(ranked: dict[str, list[str]], w: dict[str, f
     floored = apply_floors(fused, floors)
     assert [key for key, _ in floored[: len(floors)]] == floors
     assert len(floored) == len({key for key, _ in fused} | set(floors))
+
+
+def test_the_graph_s_best_missing_note_takes_the_fifth_place_and_its_score() -> None:
+    fused = [(f"d{i}", 1.0 - i / 10) for i in range(8)]  # d0 … d7, best first
+    kept = keep_graph_best(fused, ["d1", "d6", "d7"], FusionConfig(), {"d6"})
+    assert [key for key, _ in kept] == ["d0", "d1", "d2", "d3", "d6", "d4", "d5", "d7"]
+    assert kept[4] == ("d6", fused[4][1]) and kept[5] == fused[4]  # the score of the place it took
+
+
+def test_the_graph_s_first_two_in_the_first_four_change_nothing() -> None:
+    fused = [(f"d{i}", 1.0 - i / 10) for i in range(8)]
+    reached = {"d6", "d7", "elsewhere"}
+    assert keep_graph_best(fused, ["d3", "d0", "d7"], FusionConfig(), reached) == fused
+    assert keep_graph_best(fused, ["d6"], FusionConfig(graph_kept=0), reached) == fused  # off
+    assert keep_graph_best(fused[:4], ["d6"], FusionConfig(), reached) == fused[:4]  # a list shorter than the place
+    assert keep_graph_best(fused, ["elsewhere"], FusionConfig(), reached) == fused  # a graph answer not fused (filtered)
+    # Reached from a bare name, not from a note: one of the many notes that name a concept.
+    assert keep_graph_best(fused, ["d6", "d7"], FusionConfig(), {"d7"}) == fused
+
+
+@given(rankings, weights)
+def test_kept_graph_notes_keep_the_list_whole_and_in_score_order(ranked: dict[str, list[str]], w: dict[str, float]) -> None:
+    config = FusionConfig()
+    fused = weighted_rrf(ranked, k=10, weights=w)
+    graph = ranked.get("graph", [])
+    kept = keep_graph_best(fused, graph, config, set(graph))
+    assert sorted(key for key, _ in kept) == sorted(key for key, _ in fused)
+    scores = [score for _, score in kept]
+    assert scores == sorted(scores, reverse=True)
+    if graph and len(kept) >= config.graph_kept_place:
+        assert {key for key, _ in kept[: config.graph_kept_place]} & set(graph[: config.graph_kept])

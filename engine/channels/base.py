@@ -35,6 +35,9 @@ class ChannelAnswer:
     # joins to a named note by that relation, and those it joins by another one (founded).
     in_relation: frozenset[str] = frozenset()
     other_relation: frozenset[str] = frozenset()
+    # The graph's hits whose walk took its last step from another note (a note whose text
+    # names this one, or which it names), not from a bare name ("Breast Cancer").
+    from_notes: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)

@@ -81,12 +81,15 @@ def fuse(
     relational: bool = False,
     factors: Mapping[str, Mapping[str, float]] | None = None,
     votes: dict[str, dict[str, float]] | None = None,
+    from_notes: Collection[str] = (),
 ) -> list[tuple[str, float]]:
-    """The engine's whole fusion step: weighted RRF with the configured k, weights and depths, then floors.
+    """The engine's whole fusion step: weighted RRF with the configured k, weights and
+    depths, then floors, then the graph's best answer kept in the top five.
 
     `relational` marks a question about an entity's relations ("Who advises X?"),
     which the graph channel answers: its weight is multiplied by `relational_graph_boost`.
-    The search and the re-fusion of its trace (`refuse`) both call this.
+    `from_notes` are the graph's answers reached in a step from another note, which
+    `keep_graph_best` may keep. The search and the re-fusion of its trace (`refuse`) both call this.
     """
     weights = dict(config.weights)
     if relational:
@@ -101,7 +104,29 @@ def fuse(
         factors=factors if live > 1 else None,
         votes=votes,
     )
-    return apply_floors(fused, floors)
+    return keep_graph_best(apply_floors(fused, floors), rankings.get("graph", ()), config, from_notes)
+
+
+def keep_graph_best(
+    fused: list[tuple[str, float]], graph: Sequence[str], config: FusionConfig, from_notes: Collection[str]
+) -> list[tuple[str, float]]:
+    """The best of the graph's first `graph_kept` notes that the places before place
+    `graph_kept_place` lack takes that place, with the score of the note it moves down
+    (the list stays in score order), if the walk reached it from another note (`from_notes`):
+    a note named in a note's text is the next hop of a question; a note that merely names
+    a concept ("Breast Cancer") is one of the many that do.
+    """
+    place = config.graph_kept_place
+    if config.graph_kept <= 0 or place <= 0 or len(fused) < place:
+        return fused
+    head = {key for key, _ in fused[: place - 1]}
+    missing = next((key for key in graph[: config.graph_kept] if key not in head), None)
+    if missing is None or missing not in from_notes or fused[place - 1][0] == missing:
+        return fused
+    rest = [(key, score) for key, score in fused[place - 1 :] if key != missing]
+    if len(rest) == len(fused) - place + 1:
+        return fused  # not fused at all (a graph answer outside a filter's notes)
+    return [*fused[: place - 1], (missing, fused[place - 1][1]), *rest]
 
 
 def term_coverage(
@@ -317,7 +342,15 @@ def refuse(
         ranked = trace.rankings.get(only)
         return fuse({only: list(ranked)} if ranked is not None else {}, config, trace.floors, votes=votes)
     rankings = {name: ranked for name, ranked in fused_rankings(trace).items() if name != without}
-    fused = fuse(rankings, config, trace.floors, relational=trace.relational, factors=trace.factors, votes=votes)
+    fused = fuse(
+        rankings,
+        config,
+        trace.floors,
+        relational=trace.relational,
+        factors=trace.factors,
+        votes=votes,
+        from_notes=trace.graph_from_notes,
+    )
     if trace.fallback:
         found = {key for key, _ in fused}
         fused.extend((key, 0.0) for key in trace.fallback if key not in found)

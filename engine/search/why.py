@@ -8,6 +8,7 @@ Everything is read from the search's own fusion trace and re-fused as the search
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 from engine.config import FusionConfig
 from engine.records import CHANNEL_NAMES, ChannelWhy, SearchResults, WhyReport
@@ -81,6 +82,18 @@ def explain_rank(
         reasons.append(f"{len(floored)} note(s) the query names by title or alias come first: {names}")
     if path in trace.floors:
         reasons.insert(0, "the query names this note by its title or an alias: it comes first")
+    kept_at = fusion.graph_kept_place
+    if rank is not None and fusion.graph_kept > 0 and kept_at <= rank <= kept_at + 1:
+        unkept = [key for key, _ in refuse(trace, replace(fusion, graph_kept=0))]
+        was = unkept.index(path) + 1 if path in unkept else rank
+        if was > rank:
+            reasons.append(
+                f"the graph ranks it in its first {fusion.graph_kept}, and the best of those the first "
+                f"{kept_at - 1} places lack takes place {kept_at} (it fused {_ordinal(was)})"
+            )
+        elif was < rank:
+            kept = titles.get(fused[kept_at - 1][0], fused[kept_at - 1][0])
+            reasons.append(f"place {kept_at} is kept for the graph's best answer, {kept}: it moved down from {_ordinal(was)}")
     if path in trace.fallback:
         reasons.insert(0, "no channel found it; only the flat scan of titles and fuzzy terms did")
     if rank is None:

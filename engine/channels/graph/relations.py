@@ -62,7 +62,7 @@ class SentenceRelations:
         self._clause_marks = lexicon.clause_marks
         phrases = lexicon.relation_phrases
         for match in pattern.finditer(blanked):
-            relation, use = phrases[int(match.lastgroup[1:])]  # the group "p<n>" that matched
+            relation, use = phrases[int(str(match.lastgroup)[1:])]  # the group "p<n>" that matched
             self._phrases.append(_Phrase(match.start(), match.end(), relation, use))
 
     def at(self, position: int) -> Named | None:
