@@ -67,6 +67,14 @@ def test_a_heading_padded_with_spaces_parses_fast(tail: str) -> None:
     assert note.title == note.headings[0].text
 
 
+@pytest.mark.parametrize("unit", ["`&amp;", "&#1", "&" + "a" * 40])
+def test_a_title_of_references_and_backticks_parses_fast(unit: str) -> None:
+    # A title read as it renders: its references decoded outside code spans, in one pass.
+    line = "# " + unit * (600_000 // len(unit))
+    note = _within_limit(parse_note, "a.md", line + "\n\nBody text.\n")
+    assert note.title.startswith(unit[0])
+
+
 def test_closing_hashes_still_come_off_headings() -> None:
     note = parse_note("a.md", "# Title ##\n## Two #\n### #\n#### C# ##\n##### x#\n")
     assert [h.text for h in note.headings] == ["Title", "Two", "C#", "x#"]

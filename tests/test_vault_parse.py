@@ -158,6 +158,20 @@ def test_title_ignores_blank_or_non_string_frontmatter_title() -> None:
     assert parse_note("S.md", "---\ntitle: 2024\n---\n").title == "2024"
 
 
+@pytest.mark.parametrize(
+    ("heading", "title"),
+    [
+        ("# Simon &amp; Simon", "Simon & Simon"),  # as the heading renders
+        ("# Rock &#39;n&#39; roll &#x2014; live", "Rock 'n' roll — live"),
+        ("# Fish &AMP; chips", "Fish & chips"),
+        ("# Not &notaname; nor \\&amp; nor `&amp;`", "Not &notaname; nor \\&amp; nor `&amp;`"),
+        ("# &nbsp;", "&nbsp;"),  # a title of nothing but a blank keeps what was written
+    ],
+)
+def test_a_title_from_its_heading_reads_character_references_as_characters(heading: str, title: str) -> None:
+    assert parse_note("S.md", heading + "\n\nBody &amp; more.\n").title == title
+
+
 def test_title_h1_in_code_is_not_title() -> None:
     assert parse_note("S.md", "```\n# not title\n```\n").title == "S"
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import datetime as _dt
+import html
+import html.entities
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -31,13 +33,16 @@ _FM_OPEN = re.compile(r"---[ \t]*(?:\n|$)")
 _FM_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.MULTILINE)
 
 # Bumped when parsing yields something new for the catalog (links' properties: 2; names
-# with initials and names joined by a connector in a long run: 3): a full scan then parses
-# every note again.
-PARSE_VERSION = 3
+# with initials and names joined by a connector in a long run: 3; a title read from its
+# heading as it renders, "&amp;" as "&": 4): a full scan then parses every note again.
+PARSE_VERSION = 4
 
 _INLINE_TAG = re.compile(r"(?<!\S)#([\w/\-]+)")
 _TAG_SPLIT = re.compile(r"[,\s]+")
 _BACKTICKS = re.compile(r"`+")
+# CommonMark's entity and numeric character references ("&amp;", "&#39;", "&#x2014;"), not
+# after a backslash (which makes them text), outside code spans.
+_ENTITY = re.compile(r"(?<!\\)&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
 
 
 def _block_parser() -> MarkdownIt:
@@ -303,6 +308,25 @@ def _atx_level(line: str) -> int:
     return len(m.group(1)) if m else 0
 
 
+def _rendered(text: str) -> str:
+    """A heading's text as it renders: its character references as the characters they
+    stand for ("Simon &amp; Simon" → "Simon & Simon"), except in code spans."""
+    if "&" not in text:
+        return text
+    # Between backticks is code (a run of several read as that many: linear, and near enough).
+    parts = text.split("`")
+    out = "`".join(part if i % 2 else _ENTITY.sub(_character, part) for i, part in enumerate(parts))
+    return out.strip() or text
+
+
+def _character(reference: re.Match[str]) -> str:
+    """The character a reference stands for; a name HTML does not know stays as written."""
+    written = reference.group()
+    if written[1] == "#":
+        return html.unescape(written)
+    return html.entities.html5.get(written[1:], written)
+
+
 def _plain_heading(text: str) -> str:
     # Wikilinks in headings show their display text (or target) in Obsidian's outline.
     def repl(m: re.Match[str]) -> str:
@@ -496,7 +520,7 @@ def parse_note(path: str, text: str) -> ParsedNote:
             if title:
                 break
     if not title:
-        title = next((h.text for h in headings if h.level == 1), "")
+        title = _rendered(next((h.text for h in headings if h.level == 1), ""))
     if not title:
         title = PurePosixPath(path).stem or path
 
