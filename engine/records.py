@@ -256,9 +256,9 @@ class FusionTrace:
     # asked; they follow the fused ones.
     fallback: tuple[str, ...] = ()
     weights: dict[str, float] = field(default_factory=dict)
-    # The graph's notes reached in a step from another note, and the kind hop's: those
-    # `FusionConfig.graph_kept` may keep in the top five.
-    graph_from_notes: frozenset[str] = frozenset()
+    # The graph's notes reached in a step from another note (and the kind hop's), each with
+    # that note: `FusionConfig.graph_kept` may keep one in the top five.
+    graph_from_notes: dict[str, str] = field(default_factory=dict)
     # Each channel's raw scores, in the order of its ranking (for "why is this note not here").
     scores: dict[ChannelName, tuple[float, ...]] = field(default_factory=dict)
 

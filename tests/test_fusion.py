@@ -67,20 +67,22 @@ def test_floors_come_first_in_order(ranked: dict[str, list[str]], w: dict[str, f
 
 def test_the_graph_s_best_missing_note_takes_the_fifth_place_and_its_score() -> None:
     fused = [(f"d{i}", 1.0 - i / 10) for i in range(8)]  # d0 … d7, best first
-    kept = keep_graph_best(fused, ["d1", "d6", "d7"], FusionConfig(), {"d6"})
+    kept = keep_graph_best(fused, ["d1", "d6", "d7"], FusionConfig(), {"d6": "d2"})
     assert [key for key, _ in kept] == ["d0", "d1", "d2", "d3", "d6", "d4", "d5", "d7"]
     assert kept[4] == ("d6", fused[4][1]) and kept[5] == fused[4]  # the score of the place it took
 
 
 def test_the_graph_s_first_two_in_the_first_four_change_nothing() -> None:
     fused = [(f"d{i}", 1.0 - i / 10) for i in range(8)]
-    reached = {"d6", "d7", "elsewhere"}
+    reached = {"d6": "d0", "d7": "d0", "elsewhere": "d0"}
     assert keep_graph_best(fused, ["d3", "d0", "d7"], FusionConfig(), reached) == fused
     assert keep_graph_best(fused, ["d6"], FusionConfig(graph_kept=0), reached) == fused  # off
     assert keep_graph_best(fused[:4], ["d6"], FusionConfig(), reached) == fused[:4]  # a list shorter than the place
     assert keep_graph_best(fused, ["elsewhere"], FusionConfig(), reached) == fused  # a graph answer not fused (filtered)
     # Reached from a bare name, not from a note: one of the many notes that name a concept.
-    assert keep_graph_best(fused, ["d6", "d7"], FusionConfig(), {"d7"}) == fused
+    assert keep_graph_best(fused, ["d6", "d7"], FusionConfig(), {"d7": "d0"}) == fused
+    # Reached from a note the fusion does not rank in its first three.
+    assert keep_graph_best(fused, ["d6"], FusionConfig(), {"d6": "d3"}) == fused
 
 
 @given(rankings, weights)
@@ -88,7 +90,7 @@ def test_kept_graph_notes_keep_the_list_whole_and_in_score_order(ranked: dict[st
     config = FusionConfig()
     fused = weighted_rrf(ranked, k=10, weights=w)
     graph = ranked.get("graph", [])
-    kept = keep_graph_best(fused, graph, config, set(graph))
+    kept = keep_graph_best(fused, graph, config, dict.fromkeys(graph, fused[0][0] if fused else ""))
     assert sorted(key for key, _ in kept) == sorted(key for key, _ in fused)
     scores = [score for _, score in kept]
     assert scores == sorted(scores, reverse=True)

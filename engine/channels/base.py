@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -36,8 +36,8 @@ class ChannelAnswer:
     in_relation: frozenset[str] = frozenset()
     other_relation: frozenset[str] = frozenset()
     # The graph's hits whose walk took its last step from another note (a note whose text
-    # names this one, or which it names), not from a bare name ("Breast Cancer").
-    from_notes: frozenset[str] = frozenset()
+    # names this one, or which it names), not from a bare name ("Breast Cancer"): hit → that note.
+    from_notes: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

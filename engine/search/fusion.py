@@ -17,6 +17,8 @@ from engine.records import ChannelName, FusionTrace
 
 # A graph answer joined to the named note by a written link (not mere co-occurrence).
 LINK_RELATIONS = frozenset({"links to", "linked from"})
+# The graph's best answer keeps a place when the note it was reached from ranks this high.
+_KEPT_FROM_TOP = 3
 
 
 
@@ -81,15 +83,15 @@ def fuse(
     relational: bool = False,
     factors: Mapping[str, Mapping[str, float]] | None = None,
     votes: dict[str, dict[str, float]] | None = None,
-    from_notes: Collection[str] = (),
+    from_notes: Mapping[str, str] | None = None,
 ) -> list[tuple[str, float]]:
     """The engine's whole fusion step: weighted RRF with the configured k, weights and
     depths, then floors, then the graph's best answer kept in the top five.
 
     `relational` marks a question about an entity's relations ("Who advises X?"),
     which the graph channel answers: its weight is multiplied by `relational_graph_boost`.
-    `from_notes` are the graph's answers reached in a step from another note, which
-    `keep_graph_best` may keep. The search and the re-fusion of its trace (`refuse`) both call this.
+    `from_notes` are the graph's answers reached in a step from another note (answer →
+    that note), which `keep_graph_best` may keep. The search and the re-fusion of its trace (`refuse`) both call this.
     """
     weights = dict(config.weights)
     if relational:
@@ -104,24 +106,28 @@ def fuse(
         factors=factors if live > 1 else None,
         votes=votes,
     )
-    return keep_graph_best(apply_floors(fused, floors), rankings.get("graph", ()), config, from_notes)
+    return keep_graph_best(apply_floors(fused, floors), rankings.get("graph", ()), config, from_notes or {})
 
 
 def keep_graph_best(
-    fused: list[tuple[str, float]], graph: Sequence[str], config: FusionConfig, from_notes: Collection[str]
+    fused: list[tuple[str, float]], graph: Sequence[str], config: FusionConfig, from_notes: Mapping[str, str]
 ) -> list[tuple[str, float]]:
     """The best of the graph's first `graph_kept` notes that the places before place
     `graph_kept_place` lack takes that place, with the score of the note it moves down
-    (the list stays in score order), if the walk reached it from another note (`from_notes`):
-    a note named in a note's text is the next hop of a question; a note that merely names
-    a concept ("Breast Cancer") is one of the many that do.
+    (the list stays in score order), if the walk reached it in a step from a note the
+    fusion ranks in its first three (`from_notes`: answer → that note). A note named in a
+    top note's text is the next hop of a question; a note that merely names a concept
+    ("Breast Cancer"), or is reached from a note nothing else ranks, is one of many.
     """
     place = config.graph_kept_place
     if config.graph_kept <= 0 or place <= 0 or len(fused) < place:
         return fused
     head = {key for key, _ in fused[: place - 1]}
     missing = next((key for key in graph[: config.graph_kept] if key not in head), None)
-    if missing is None or missing not in from_notes or fused[place - 1][0] == missing:
+    if missing is None or fused[place - 1][0] == missing:
+        return fused
+    source = from_notes.get(missing)
+    if source is None or source not in {key for key, _ in fused[:_KEPT_FROM_TOP]}:
         return fused
     rest = [(key, score) for key, score in fused[place - 1 :] if key != missing]
     if len(rest) == len(fused) - place + 1:

@@ -520,7 +520,10 @@ class Searcher:
             floors=floors,
             relational=relational,
             weights=weights,
-            graph_from_notes=(graph_answer.from_notes | set(hops)) if graph_answer else frozenset(hops),
+            graph_from_notes={
+                **(graph_answer.from_notes if graph_answer else {}),
+                **dict.fromkeys(hops, hop_source),
+            },
             scores={name: tuple(h.score for h in a.hits) for name, a in answers.items()},
         )
         return trace, hop_source

@@ -169,11 +169,11 @@ def search(
         ]
     note_hits.sort(key=lambda item: (-item[1], vertices[item[0]].path or ""))
     hits: list[ChannelHit] = []
-    from_notes: set[str] = set()
+    from_notes: dict[str, str] = {}
     for rank, (v, score) in enumerate(note_hits[:limit], start=1):
         reach = best[v]
         if reach.hops and vertices[reach.path[-2]].kind == "note":
-            from_notes.add(str(vertices[v].path))
+            from_notes[str(vertices[v].path)] = str(vertices[reach.path[-2]].path)
         labels = tuple(vertices[p].label for p in reach.path)
         relation = CHUNK_SEEDED if v in from_chunk and not reach.hops else None
         if reach.hops:
@@ -204,7 +204,7 @@ def search(
         answer_notes=people if answers_are_neighbors else frozenset(),
         in_relation=in_relation,
         other_relation=other_relation,
-        from_notes=frozenset(from_notes),
+        from_notes=from_notes,
     )
 
 
