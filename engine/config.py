@@ -56,6 +56,9 @@ class FusionConfig:
 class FulltextConfig:
     """BM25F field weights and prefix expansion bound."""
 
+    # BM25's term-frequency saturation and length normalisation.
+    bm25_k1: float = 1.2
+    bm25_b: float = 0.75
     title_boost: float = 1.0
     alias_boost: float = 1.0
     heading_boost: float = 1.0

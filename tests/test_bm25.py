@@ -118,3 +118,29 @@ def test_the_path_map_is_read_per_segment_and_equals_whooshs_own(sample_copy: Pa
         assert kept and all(paths is read_before[key] for key, paths in kept.items())  # not read again
         assert len(segments._paths) == len(kept) + 1  # the save's new segment, read once
         same_as_whoosh()
+
+
+def test_the_configured_k1_and_b_are_the_ones_scored_with(sample_copy: Path, tmp_path: Path) -> None:
+    """`[fulltext] bm25_k1` and `bm25_b` reach both scorers: without length normalisation
+    (b = 0) a long note's score no longer depends on its length."""
+    from dataclasses import replace
+
+    from whoosh import query as wq
+
+    from engine.config import EngineConfig
+
+    default = EngineConfig()
+    flat = replace(default, fulltext=replace(default.fulltext, bm25_k1=0.9, bm25_b=0.0))
+    scores = {}
+    for name, config in (("default", default), ("flat", flat)):
+        with Engine.open(sample_copy, config, index_dir=tmp_path / name, embedder=None) as eng:
+            eng.reindex(embed=False)
+            channel: FulltextChannel = eng._fulltext
+            scorer = channel._scorer_for(channel._searcher)
+            assert (scorer._k1, scorer._b) == ((1.2, 0.75) if name == "default" else (0.9, 0.0))
+            clauses = [(field, "atla", 1.0) for field in FIELDS]
+            ours = scorer.search(clauses, 20)
+            whoosh = channel._searcher.search(wq.Or([wq.Term(f, t, boost=b) for f, t, b in clauses]), limit=20)
+            assert [round(d.score, 9) for d in ours] == [round(hit.score, 9) for hit in whoosh]
+            scores[name] = [d.score for d in ours]
+    assert scores["default"] != scores["flat"]

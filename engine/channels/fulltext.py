@@ -79,7 +79,7 @@ class FulltextChannel:
         self._dir = directory
         self._config = config
         self._lock = threading.RLock()
-        self._weighting = BM25F(B=0.75, K1=1.2)
+        self._weighting = BM25F(B=config.bm25_b, K1=config.bm25_k1)
         try:
             if directory.is_dir() and index.exists_in(str(directory)):
                 self._ix = MappedStorage(str(directory)).open_index()
