@@ -76,6 +76,25 @@ def test_a_stale_saved_graph_is_rebuilt(sample_copy: Path, tmp_path: Path) -> No
         assert eng._graph.recognize("Quokka Labs")
 
 
+def test_a_graph_saved_with_other_words_is_rebuilt(
+    sample_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new relation phrase names relations the saved graph never read: an upgrade that
+    changes the lexicon's words rebuilds the graph, as one that changes its format does."""
+    from engine.lexicon import Lexicon
+
+    index = tmp_path / "index"
+    with Engine.open(sample_copy, index_dir=index, embedder=None) as eng:
+        eng.reindex(embed=False)
+    with Engine.open(sample_copy, index_dir=index, embedder=None) as eng:
+        assert eng._graph.origin == "saved"
+    monkeypatch.setattr(Lexicon, "fingerprint", property(lambda _self: "other words"))
+    with Engine.open(sample_copy, index_dir=index, embedder=None) as eng:
+        assert eng._graph.origin == "built"
+        assert eng.repairs == []  # other words are not damage
+        assert _graph_answers(eng) == _built_answers(eng)
+
+
 def test_a_damaged_saved_graph_is_reported_and_rebuilt(sample_copy: Path, tmp_path: Path) -> None:
     index = tmp_path / "index"
     with Engine.open(sample_copy, index_dir=index, embedder=None) as eng:

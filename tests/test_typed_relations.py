@@ -45,6 +45,9 @@ def _at(sentence: str, name: str) -> tuple[str, bool] | None:
         ("The company raised a round with participation from [[Ian]].", "Ian", ("invested in", True)),
         ("Lumen's investor base includes [[Kate Lopez]].", "Kate Lopez", ("invested in", True)),
         ("Led pre-seed investment into [[Iris]].", "Iris", ("invested in", False)),
+        ("Led Series A for [[Prism]], her first solo deal.", "Prism", ("invested in", False)),
+        ("Prism's investor syndicate includes [[Carol]], [[Rosa]] and [[Tina]].", "Tina", ("invested in", True)),
+        ("[[Beth Williams]] came on as an advisor shortly after.", "Beth Williams", ("advises", True)),
     ],
 )
 def test_a_sentence_names_the_relation_and_who_does_it(sentence: str, name: str, expected: tuple[str, bool]) -> None:

@@ -9,6 +9,10 @@ full-text analyzer does not depend on it: it stems each word by its script
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import hashlib
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -108,6 +112,18 @@ class Lexicon:
     # Property names (lowercased, `_` and `-` as spaces) → (relation, True if the linked note is the subject).
     relation_properties: dict[str, tuple[str, bool]] = field(init=False, repr=False, compare=False)
 
+    @functools.cached_property
+    def fingerprint(self) -> str:
+        """A digest of every word list: what the graph was read with (a saved graph read
+        with other words is rebuilt, as a new phrase names relations the old one did not)."""
+        words = {
+            f.name: _sorted(getattr(self, f.name))
+            for f in dataclasses.fields(self)
+            if f.init and f.name != "known_words"  # loaded on use, from the model's vocabulary
+        }
+        words["relations"] = [_sorted(dataclasses.astuple(relation)) for relation in self.relations]
+        return hashlib.sha256(json.dumps(words, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
     def __post_init__(self) -> None:
         object.__setattr__(self, "resemblance_pattern", re.compile(rf"\b(?:{self.resemblance})\b", re.IGNORECASE))
         phrases: dict[str, tuple[str, PhraseUse]] = {}  # as written, lowercased: "co-founded by"
@@ -133,6 +149,17 @@ class Lexicon:
         object.__setattr__(self, "relation_pattern", pattern)
         object.__setattr__(self, "relation_phrases", tuple(phrases.values()))
         object.__setattr__(self, "relation_properties", properties)
+
+
+def _sorted(value: object) -> object:
+    """A word list in a fixed order (sets are ordered by salted hashes), recursively."""
+    if isinstance(value, (set, frozenset)):
+        return sorted(_sorted(v) for v in value)
+    if isinstance(value, dict):
+        return sorted((str(k), _sorted(v)) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return [_sorted(v) for v in value]
+    return value
 
 
 def _phrase_regex(phrase: str) -> str:

@@ -113,6 +113,7 @@ ENGLISH = Lexicon(
                 "invested into", "investment into", "investor in", "investor at", "backer of", "backed",
                 # Leading or joining a funding round ("[[Kate]] led their seed round").
                 "led * round", "leads * round", "leading * round", "co-led * round",
+                "led * round for", "led * round in", "led series * for", "led series * in",
                 "joined * round", "joins * round", "participated in * round", "participates in * round",
             ),
             passive=(
@@ -122,8 +123,9 @@ ENGLISH = Lexicon(
                 "investment from", "funding from", "backing from",
             ),
             subject_roles=(
-                "investors", "backers", "investors include", "investors included", "investor base includes",
-                "investor base included", "backers include",
+                "investors", "backers", "investors include", "investors included", "backers include",
+                # "Its investor base includes [[A]]", "investor syndicate includes [[B]]".
+                "investor * includes", "investor * included",
             ),
             subject_properties=("investor",),
             object_properties=("investments", "portfolio"),
@@ -132,7 +134,7 @@ ENGLISH = Lexicon(
             "advises",
             active=(
                 "advises", "advised", "advising", "advisor to", "adviser to", "advisor at",
-                "advisor for", "advisory role at",
+                "advisor for", "advisory role at", "as an advisor", "as an adviser", "as advisor",
             ),
             passive=("advised by",),
             subject_roles=("advisors", "advisers"),

@@ -197,6 +197,19 @@ def test_editing_keeps_encoding_and_every_untouched_line_ending(
     assert (module_vault / latin).read_bytes() == "# Latin one\n\nCrème brûlée, naïve façade.\nDéjà vu.\n".encode("cp1252")
 
 
+def _conflict_copies(vault: Path, note: str) -> set[Path]:
+    """The conflict copies beside `note` ("Glossary/Tombstone (conflict …).md")."""
+    path = vault / note
+    return set(path.parent.glob(f"{path.stem} (conflict *).md"))
+
+
+def _new_copy_text(vault: Path, note: str, before: set[Path]) -> str:
+    """The text of the one conflict copy of `note` made since `before`."""
+    made = _conflict_copies(vault, note) - before
+    assert len(made) == 1, made
+    return made.pop().read_text(encoding="utf-8")
+
+
 def test_a_closed_terminal_keeps_unsaved_edits_in_a_copy_and_ends_the_app(
     engine: Engine, module_vault: Path
 ) -> None:
@@ -212,7 +225,7 @@ def test_a_closed_terminal_keeps_unsaved_edits_in_a_copy_and_ends_the_app(
 
     note = "Glossary/Tombstone.md"
     before = (module_vault / note).read_bytes()
-    copies_before = set((module_vault / "Glossary").glob("Tombstone (conflict *).md"))
+    copies_before = _conflict_copies(module_vault, note)
 
     async def body() -> None:
         app = build_app(engine, AppConfig(), cursor_blink=False, hangup=True)
@@ -227,9 +240,7 @@ def test_a_closed_terminal_keeps_unsaved_edits_in_a_copy_and_ends_the_app(
 
     run(body())
     assert (module_vault / note).read_bytes() == before
-    copies = set((module_vault / "Glossary").glob("Tombstone (conflict *).md")) - copies_before
-    assert len(copies) == 1
-    kept = copies.pop().read_text(encoding="utf-8")
+    kept = _new_copy_text(module_vault, note, copies_before)
     assert kept.startswith("Words typed just before the window closed. ")
     assert kept.endswith(before.decode("utf-8"))
 
@@ -251,7 +262,7 @@ def test_a_terminal_gone_without_a_signal_is_noticed(
     monkeypatch.setattr(ui.app, "_TERMINAL", terminal_fd)
     note = "Glossary/Field Kit.md"
     before = (module_vault / note).read_bytes()
-    copies_before = set((module_vault / "Glossary").glob("Field Kit (conflict *).md"))
+    copies_before = _conflict_copies(module_vault, note)
 
     async def body() -> None:
         app = build_app(engine, AppConfig(), cursor_blink=False, hangup=True)
@@ -273,5 +284,4 @@ def test_a_terminal_gone_without_a_signal_is_noticed(
     finally:
         os.close(terminal_fd)
     assert (module_vault / note).read_bytes() == before
-    kept = set((module_vault / "Glossary").glob("Field Kit (conflict *).md")) - copies_before
-    assert len(kept) == 1 and kept.pop().read_text(encoding="utf-8").startswith("Typed in a terminal that then closed. ")
+    assert _new_copy_text(module_vault, note, copies_before).startswith("Typed in a terminal that then closed. ")

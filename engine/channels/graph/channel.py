@@ -351,6 +351,7 @@ class GraphChannel:
             "generation": generation,
             "config": repr(self._config),
             "language": self._lexicon.language,
+            "words": self._lexicon.fingerprint,
         }
 
     def save(self, *, only_rebuilt: bool = False) -> None:
