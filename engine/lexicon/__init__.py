@@ -154,9 +154,9 @@ class Lexicon:
 def _sorted(value: object) -> object:
     """A word list in a fixed order (sets are ordered by salted hashes), recursively."""
     if isinstance(value, (set, frozenset)):
-        return sorted(_sorted(v) for v in value)
+        return sorted((_sorted(v) for v in value), key=repr)
     if isinstance(value, dict):
-        return sorted((str(k), _sorted(v)) for k, v in value.items())
+        return sorted(((str(k), _sorted(v)) for k, v in value.items()), key=repr)
     if isinstance(value, (list, tuple)):
         return [_sorted(v) for v in value]
     return value
