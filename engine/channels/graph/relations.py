@@ -62,8 +62,12 @@ class SentenceRelations:
         self._clause_marks = lexicon.clause_marks
         phrases = lexicon.relation_phrases
         for match in pattern.finditer(blanked):
-            relation, use = phrases[int(str(match.lastgroup)[1:])]  # the group "p<n>" that matched
-            self._phrases.append(_Phrase(match.start(), match.end(), relation, use))
+            text = match.group()
+            found = phrases.get(phrase_key(text))
+            if found is None:  # a phrase with "*" ("led * round" read "led a seed round")
+                found = next(((r, u) for p, r, u in lexicon.relation_wildcards if p.fullmatch(text)), None)
+            if found is not None:
+                self._phrases.append(_Phrase(match.start(), match.end(), found[0], found[1]))
 
     def at(self, position: int) -> Named | None:
         """The relation the sentence names between its note and the note written at `position`.
