@@ -336,3 +336,18 @@ def test_room_made_for_growth_changes_no_answer_and_edits_still_land(sample_copy
         eng.reindex(["People/Priya Kumar.md"])
         hits = eng.search("Quillfeather sandbox review lighthouse crew", as_you_type=False, channels=("vectors",)).hits
         assert hits and hits[0].path == "People/Priya Kumar.md"
+
+
+def test_the_chunk_owners_are_read_at_their_first_use(sample_copy: Path, tmp_path: Path) -> None:
+    """A search without the model never reads the 65k-row chunk map of a 10k vault; a
+    vector search reads it, and finds the notes it names."""
+    index = tmp_path / "index"
+    with Engine.open(sample_copy, index_dir=index, embedder=HashEmbedder()) as eng:
+        eng.reindex()
+    with Engine.open(sample_copy, index_dir=index, embedder=None) as eng:
+        assert eng.search("offline sync", limit=5, as_you_type=False).hits
+        assert eng._vectors._owner_loader is not None, "read without need"
+    with Engine.open(sample_copy, index_dir=index, embedder=HashEmbedder()) as eng:
+        hits = eng.search("offline sync", limit=5, channels=["vectors"], as_you_type=False).hits
+        assert hits and eng._vectors._owner_loader is None
+        assert set(eng._vectors._owners.values()) == {path for path, _title in eng.notes()}

@@ -7,7 +7,7 @@ import os
 import threading
 import zipfile
 from collections import OrderedDict
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -52,7 +52,10 @@ class VectorChannel:
         self._embedder = embedder
         self._dims = embedder.dims if embedder is not None else dims
         self._lock = threading.RLock()
-        self._owners: dict[int, str] = {}
+        self._owner_map: dict[int, str] = {}
+        # Reads the map at its first use: a search without the model never needs it (65k
+        # chunks at 10k notes: 145 ms of a CLI's cold start).
+        self._owner_loader: Callable[[], dict[int, str]] | None = None
         # Chunk ids whose cached vector was looked up and not there (yet): an edit does
         # not look the whole unembedded backlog up again.
         self._uncached: set[int] = set()
@@ -157,10 +160,28 @@ class VectorChannel:
         """Whether queries can be embedded."""
         return self._embedder is not None
 
-    def attach_owners(self, owners: dict[int, str]) -> None:
-        """Set the chunk id → note path map (from the catalog)."""
+    @property
+    def _owners(self) -> dict[int, str]:
+        """The chunk id → note path map, read from the catalog at its first use."""
+        if self._owner_loader is not None:
+            with self._lock:
+                if self._owner_loader is not None:  # another thread may have read it meanwhile
+                    self._owner_map = self._owner_loader()
+                    self._owner_loader = None  # after the map: a reader never sees it empty
+        return self._owner_map
+
+    @_owners.setter
+    def _owners(self, owners: dict[int, str]) -> None:
+        self._owner_loader = None
+        self._owner_map = owners
+
+    def attach_owners(self, owners: dict[int, str] | Callable[[], dict[int, str]]) -> None:
+        """Set the chunk id → note path map (from the catalog), or how to read it when first used."""
         with self._lock:
-            self._owners = owners
+            if callable(owners):
+                self._owner_loader, self._owner_map = owners, {}
+            else:
+                self._owners = owners
             self._changed()
 
     def refresh_owners(self, catalog: Catalog, paths: Collection[str] | None = None) -> None:
@@ -736,7 +757,7 @@ def open_channel(context: ChannelContext) -> tuple[VectorChannel, str]:
         channel = VectorChannel(path, context.config.vectors, embedder, dims=dims, writable=context.writable)
         channel.rebuild(context.catalog)
         note = f"{exc}; rebuilt from cached embeddings"
-    channel.attach_owners(context.catalog.chunk_owners())
+    channel.attach_owners(context.catalog.chunk_owners)  # read when first used
     return channel, note
 
 

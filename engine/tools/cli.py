@@ -193,7 +193,7 @@ def build_parser() -> argparse.ArgumentParser:
     watch.add_argument("--step-ms", type=int, default=60, help="quiet time that ends a burst (default 60)")
 
     bench = add("bench", "Benchmark indexing, updates and as-you-type search on a synthetic or real vault.")
-    from engine.tools.bench import add_arguments as bench_arguments  # stdlib-only module
+    from engine.tools.bench_args import add_arguments as bench_arguments  # stdlib only
 
     bench_arguments(bench)
     return parser
