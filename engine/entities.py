@@ -112,7 +112,6 @@ def _cap_run(connectors: frozenset[str]) -> re.Pattern[str]:
 
 _URL_TAIL = ".,;:!?'\"”’)"
 _END_PUNCT = "".join(sorted(set("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~“”‘’«»„‚…–—·•¡¿")))
-_WS = re.compile(r"\s+")
 
 
 def _latin_folds() -> dict[int, str]:
@@ -148,7 +147,7 @@ def displayed_text(body: str) -> str:
 
 def normalize(name: str) -> str:
     """Entity key for a name: casefolded, whitespace collapsed, punctuation stripped at the ends."""
-    return _WS.sub(" ", name.casefold().translate(_FOLDS)).strip().strip(_END_PUNCT).strip()
+    return " ".join(name.casefold().translate(_FOLDS).split()).strip(_END_PUNCT).strip()
 
 
 def _possessive(word: str) -> bool:

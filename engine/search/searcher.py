@@ -76,7 +76,8 @@ class TitleIndex:
                 self.aliases_of[path] = aliases
             key = normalize(title)
             self.titles.setdefault(key, []).append(path)
-            stem = normalize(path.rsplit("/", 1)[-1].removesuffix(".md"))
+            name = path.rsplit("/", 1)[-1].removesuffix(".md")
+            stem = key if name == title else normalize(name)  # most notes are titled by their file name
             if stem != key:
                 self.titles.setdefault(stem, []).append(path)
             for alias in aliases:
