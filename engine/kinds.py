@@ -101,11 +101,15 @@ class NoteKinds:
         organisations; a word that is a top-level folder's name, singular or plural
         ("company" for Companies/), asks for that folder. A possessive ("other companies'
         apps", "the company's founder") says whose the next thing is: it names no kind.
+        In a language whose compounds end in their head (`Lexicon.head_last`), a kind word
+        right before another noun the engine knows modifies it: "project meetings" are
+        meetings, "meeting attendees" and "company investors" are people the relation
+        names, not meetings or companies. "meeting notes" stays meetings: notes is any note.
         """
         lexicon = self._lexicon
+        words = [(match.group().casefold(), match) for match in _WORD.finditer(text)]
         opening = True  # no word before this one but "and", "so", …
-        for match in _WORD.finditer(text):
-            word = match.group().casefold()
+        for at, (word, _match) in enumerate(words):
             if _possessive(word):
                 opening = False
                 continue
@@ -115,14 +119,43 @@ class NoteKinds:
                 asked = self._agents if opening else self._people
                 if asked.notes:
                     return asked
+            elif self._modifies_next(words, at, text):
+                opening = False
+                continue
             elif word in lexicon.person_words and self._people.notes:
                 return self._people
             opening = opening and word in lexicon.clause_openers
-            for key in self._stems(word):
-                found = self._by_stem.get(key)
-                if found is not None:
-                    return found
+            found = self._kind_of(word)
+            if found is not None:
+                return found
         return NO_KIND
+
+    def _kind_of(self, word: str) -> AskedKind | None:
+        """The folder kind a (casefolded) word names, singular or plural."""
+        for key in self._stems(word):
+            found = self._by_stem.get(key)
+            if found is not None:
+                return found
+        return None
+
+    def _modifies_next(self, words: Sequence[tuple[str, re.Match[str]]], at: int, text: str) -> bool:
+        """Whether the word at `at` names a kind but modifies the noun right after it
+        ("project meetings", "meeting attendees"): only in a language whose compounds
+        end in their head, and only where nothing but spaces parts the two words."""
+        lexicon = self._lexicon
+        if not lexicon.head_last or at + 1 >= len(words):
+            return False
+        word, match = words[at]
+        following, after = words[at + 1]
+        if text[match.end() : after.start()].strip() or _possessive(following):
+            return False
+        if word not in lexicon.person_words and self._kind_of(word) is None:
+            return False
+        return (
+            following in lexicon.person_words
+            or following in lexicon.role_nouns
+            or self._kind_of(following) is not None
+        )
 
 
 def _possessive(word: str) -> bool:

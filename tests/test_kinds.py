@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -58,6 +59,13 @@ def kinds() -> NoteKinds:
         ("meetings who", "meetings", {"Meetings/2026/Kickoff.md"}),
         # After a possessive, the next word that names a kind still asks for it.
         ("Delta's companies in the portfolio", "companies", {"Companies/Delta.md", "Companies/Forge.md"}),
+        # English compounds end in their head: a kind right before another kind modifies it.
+        ("project meetings last week", "meetings", {"Meetings/2026/Kickoff.md"}),
+        ("company people in Berlin", "people", {"People/Ada Park.md", "Contacts/Bo Li.md", "Inbox/Lin Wu.md"}),
+        ("meeting people at conferences", "people", {"People/Ada Park.md", "Contacts/Bo Li.md", "Inbox/Lin Wu.md"}),
+        # A comma parts a list, not a compound; "notes" is any note, so the meeting stays.
+        ("companies, people and money", "companies", {"Companies/Delta.md", "Companies/Forge.md"}),
+        ("meeting notes from the kickoff", "meetings", {"Meetings/2026/Kickoff.md"}),
     ],
 )
 def test_a_query_naming_a_kind_asks_for_its_notes(kinds: NoteKinds, query: str, label: str, notes: set[str]) -> None:
@@ -76,11 +84,25 @@ def test_a_query_naming_a_kind_asks_for_its_notes(kinds: NoteKinds, query: str, 
         # A possessive says whose the next thing is: the apps, the founder are asked for.
         "finance APIs powering other companies' apps",
         "the company’s founder",
+        # A kind before a relation's noun modifies it: the attendees, investors, founders are asked for.
+        "meeting attendees for the kickoff",
+        "Delta company investors",
+        "Forge company founders",
     ],
 )
 def test_queries_naming_no_kind(kinds: NoteKinds, query: str) -> None:
     asked = kinds.asked_for(query)
     assert asked.label == "" and not asked.notes
+
+
+def test_a_language_whose_compounds_do_not_end_in_their_head_reads_the_first_kind() -> None:
+    # French writes "réunions de projet": its lexicon would not set head_last, and the
+    # first kind named is the one asked for, as it was for every language before.
+    first_kind = NoteKinds(
+        [path for path, _ in NOTES], (), analyze_text, lexicon=dataclasses.replace(ENGLISH, head_last=False)
+    )
+    assert first_kind.asked_for("project meetings").label == "projects"
+    assert first_kind.asked_for("meeting attendees").label == "meetings"
 
 
 def test_who_asks_for_people_when_the_vault_files_no_organisations() -> None:

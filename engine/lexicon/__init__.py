@@ -104,6 +104,9 @@ class Lexicon:
     clause_marks: frozenset[str] = frozenset()
     # Frontmatter properties that describe a note in a line, first found first used.
     description_properties: tuple[str, ...] = ()
+    # Whether a compound of nouns ends in its head, as English does ("project meetings" are
+    # meetings): a kind named right before another noun then modifies it (engine/kinds.py).
+    head_last: bool = False
     resemblance_pattern: re.Pattern[str] = field(init=False, repr=False, compare=False)
     # Every relation phrase, longest first, as one pattern (no groups: an alternation of
     # named groups is four times slower to scan); each phrase without "*" (lowercased, one
@@ -116,6 +119,17 @@ class Lexicon:
     )
     # Property names (lowercased, `_` and `-` as spaces) → (relation, True if the linked note is the subject).
     relation_properties: dict[str, tuple[str, bool]] = field(init=False, repr=False, compare=False)
+
+    @functools.cached_property
+    def role_nouns(self) -> frozenset[str]:
+        """The one-word names of a relation's side ("attendees", "investor", "founders"): nouns
+        for the people or organisations a relation joins, whatever folder they are filed in."""
+        words = (
+            word
+            for relation in self.relations
+            for word in (*relation.subject_roles, *relation.object_roles, *relation.subject_properties)
+        )
+        return frozenset(word.casefold() for word in words if " " not in word and "*" not in word)
 
     @functools.cached_property
     def fingerprint(self) -> str:

@@ -75,6 +75,7 @@ ENGLISH = Lexicon(
     month_preposition="in",
     known_words=_vocabulary,
     description_properties=("description", "summary", "about", "role", "bio"),
+    head_last=True,
     passive_marks=frozenset({"by"}),
     clause_marks=frozenset({"which", "who", "whom", "whose", "that", "where", "when", "he", "she", "they", "we", "i"}),
     relations=(
