@@ -145,6 +145,23 @@ def test_a_typo_is_read_as_the_vaults_word_and_said_so(engine: Engine) -> None:
     assert not engine.plan("kick", as_you_type=True).corrections
 
 
+def test_the_languages_words_are_read_only_for_a_word_the_index_lacks(engine: Engine) -> None:
+    # The vocabulary (30k words from the model's tokenizer) takes longer to load than a
+    # search: a query of the vault's own words never reads it.
+    reads: list[int] = []
+
+    def whole_words() -> frozenset[str]:
+        reads.append(1)
+        return frozenset({"meandered"})
+
+    corrections = engine._fulltext.corrections
+    assert corrections(["tiles", "kickoff", "postgres"], "mig", whole_words) == {}
+    assert reads == []
+    assert corrections(["meandered"], None, whole_words) == {}
+    assert reads == [1]
+    assert corrections(["kicoff"], None, whole_words) == {"kicoff": ("kickoff", "kickoff")}
+
+
 def test_a_word_typed_past_its_stem_is_no_typo(engine: Engine) -> None:
     # "migratio" has no index term starting with it (the index holds the stem "migrat"):
     # it is read as the stem it has grown past, not searched for as a typo.

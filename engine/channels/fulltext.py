@@ -7,7 +7,7 @@ import logging
 import os
 import shutil
 import threading
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -208,17 +208,19 @@ class FulltextChannel:
             return ChannelAnswer(hits=tuple(hits))
 
     def corrections(
-        self, words: Sequence[str], prefix: str | None = None, known: Collection[str] = frozenset()
+        self, words: Sequence[str], prefix: str | None = None, known: Callable[[], Collection[str]] = frozenset
     ) -> dict[str, tuple[str, str]]:
         """For each word the index has never seen, (the index term, the word) one edit away that most notes hold.
 
         An edit is one letter deleted, inserted, replaced, or two neighbours swapped
         ("kikcoff" → kickoff, "postgress" → postgres); a word the index knows, or one with
-        no such neighbour, is left alone. Words under four letters and numbers are never
-        corrected: too many of their neighbours are words of their own. `prefix`, the word
-        still being typed, is corrected only when no index term starts with it. Of variants
-        that read as the same index term, one in `known` (the language's whole words) is
-        the one shown: "atlsa" reads as atlas, not as the stem's other spelling "atla".
+        no such neighbour, is left alone, and so is a whole word of the language (`known`,
+        read only when a word is not in the index: "attended" is a word even where no note
+        says it). Words under four letters and numbers are never corrected: too many of
+        their neighbours are words of their own. `prefix`, the word still being typed, is
+        corrected only when no index term starts with it. Of variants that read as the same
+        index term, one in `known` is the one shown: "atlsa" reads as atlas, not as the
+        stem's other spelling "atla".
         """
         with self._lock:
             scorer = self._scorer_for(self._searcher)
@@ -226,7 +228,8 @@ class FulltextChannel:
             if cache is None or cache[0] is not scorer:
                 cache = self._corrected = (scorer, {})
             out: dict[str, tuple[str, str]] = {}
-            if prefix and not any(self._frequency(scorer, term) for term in self._expand_prefix(scorer, prefix)):
+            starts = prefix and any(self._frequency(scorer, term) for term in self._expand_prefix(scorer, prefix))
+            if prefix and not starts and prefix not in known():
                 words = [*words, prefix]
             for word in words:
                 if word not in cache[1]:
@@ -236,11 +239,14 @@ class FulltextChannel:
                     out[word] = found
             return out
 
-    def _correction(self, scorer: BulkScorer, word: str, known: Collection[str]) -> tuple[str, str] | None:
+    def _correction(self, scorer: BulkScorer, word: str, whole_words: Callable[[], Collection[str]]) -> tuple[str, str] | None:
         if len(word) < 4 or not word.isalpha():
             return None
         stems = self.analyze(word)
         if not stems or any(self._frequency(scorer, stem) for stem in stems):
+            return None
+        known = whole_words()
+        if word in known:
             return None
         letters = sorted(set(_ALPHABET) | set(word))
         # Every variant one edit away, with the kind of edit: deletions first (a doubled or

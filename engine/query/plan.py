@@ -33,7 +33,8 @@ Recognizer = Callable[[str], Sequence[EntityMatch]]
 # Words the index has never seen → (the index term, the word) they are read as.
 # (complete words, the word being typed) → {typed: (index term, the word it was read as)}
 # (complete words, the word being typed, the language's whole words: preferred spellings) → …
-Corrector = Callable[[Sequence[str], "str | None", "Collection[str]"], dict[str, tuple[str, str]]]
+# (words, the word being typed, the language's whole words read on first need) → corrections.
+Corrector = Callable[[Sequence[str], "str | None", "Callable[[], Collection[str]]"], dict[str, tuple[str, str]]]
 # Index terms → their idf in the vault (full text's, log(N / (df + 1)) + 1).
 TermWeights = Callable[[Sequence[str]], dict[str, float]]
 
@@ -223,11 +224,12 @@ class Planner:
         complete_words = query.terms[:-1] if query.prefix else query.terms
         corrected: dict[str, tuple[str, str]] = {}
         if self._correct is not None:
-            known = lexicon.known_words()
-            typed = [w for w in dict.fromkeys(complete_words) if w not in lexicon.stop_words and w not in known]
-            typing = query.prefix if query.prefix and query.prefix not in known else None
+            # The language's whole words are read only for a word the index lacks (its
+            # vocabulary takes longer to load than a search takes).
+            typed = [w for w in dict.fromkeys(complete_words) if w not in lexicon.stop_words]
+            typing = query.prefix or None
             try:
-                corrected = self._correct(typed, typing, known) if typed or typing else {}
+                corrected = self._correct(typed, typing, lexicon.known_words) if typed or typing else {}
             except Exception as exc:  # the vocabulary could not be read: no corrections, full text degraded
                 log.debug("typo correction failed", exc_info=True)
                 problems.append(("fulltext", f"{type(exc).__name__}: {exc}"))
