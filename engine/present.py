@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.names import printable_path
 from engine.query.parse import query_without
@@ -33,20 +33,41 @@ from engine.records import (
 )
 from engine.vault.callouts import TONE_RGB, Callout, CalloutStyle
 from engine.vault.links import WIKILINK, WikiParts, split_wikilink
-from engine.vault.markup import (
-    IMAGE_SUFFIXES,
-    Embed,
-    EmbedFn,
-    LinkRef,
-    LinkTable,
-    RenderContext,
-    cut_reason,
-    footnote_number,
-    obsidian_markdown,
-    parse_markdown,
-)
 from engine.vault.parse import link_spans
 from engine.vault.plain import plain_text
+
+if TYPE_CHECKING:
+    from engine.vault.markup import (
+        IMAGE_SUFFIXES,
+        Embed,
+        EmbedFn,
+        LinkRef,
+        LinkTable,
+        RenderContext,
+        cut_reason,
+        footnote_number,
+        obsidian_markdown,
+        parse_markdown,
+    )
+
+# Rendering a note (markdown-it and its plugins) is imported when a front end first renders
+# one: the CLI's search, the agents' tools and a first keystroke never do.
+_RENDERING = frozenset(
+    {
+        "IMAGE_SUFFIXES", "Embed", "EmbedFn", "LinkRef", "LinkTable", "RenderContext",
+        "cut_reason", "footnote_number", "obsidian_markdown", "parse_markdown",
+    }
+)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _RENDERING:
+        from engine.vault import markup
+
+        value = getattr(markup, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "CHANNEL_LABELS",

@@ -10,11 +10,9 @@ import html.entities
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import cache
 from pathlib import PurePosixPath
-from typing import Any
-
-import yaml
-from markdown_it import MarkdownIt
+from typing import TYPE_CHECKING, Any
 
 from engine.lexicon import Lexicon
 from engine.records import Heading, Link, ParsedNote, Task
@@ -28,6 +26,9 @@ from engine.vault.links import (
     link_matches,
 )
 from engine.vault.read import _normalize_newlines
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
 
 _FM_OPEN = re.compile(r"---[ \t]*(?:\n|$)")
 _FM_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.MULTILINE)
@@ -45,7 +46,12 @@ _BACKTICKS = re.compile(r"`+")
 _ENTITY = re.compile(r"(?<!\\)&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
 
 
+@cache
 def _block_parser() -> MarkdownIt:
+    """The block parser, made at the first note parsed: a search never parses one, and
+    markdown-it and PyYAML take a tenth of a second to import (a CLI search's cold start)."""
+    from markdown_it import MarkdownIt
+
     md = MarkdownIt("commonmark")
     # Only block structure is needed (fences, code blocks, ATX headings, paragraph ranges);
     # skipping inline parsing makes this several times faster on big notes. Setext headings,
@@ -55,15 +61,13 @@ def _block_parser() -> MarkdownIt:
     return md
 
 
-_MD = _block_parser()
-
 
 def _block_structure(body: str, line_count: int) -> tuple[bytearray, list[tuple[int, int]], list[int]]:
     """Which lines of a body are code, its inline segments' line ranges, and its ATX heading lines."""
     code_lines = bytearray(line_count)
     segments: list[tuple[int, int]] = []
     headings: list[int] = []
-    for tok in _MD.parse(body):
+    for tok in _block_parser().parse(body):
         if tok.map is None:
             continue
         start, end = tok.map
@@ -76,15 +80,11 @@ def _block_structure(body: str, line_count: int) -> tuple[bytearray, list[tuple[
     return code_lines, segments, headings
 
 
-try:
-    _YamlLoader: Any = yaml.CSafeLoader
-except AttributeError:  # pragma: no cover - PyYAML built without libyaml
-    _YamlLoader = yaml.SafeLoader
-
-
 def _load_yaml(text: str) -> Any:
-    # _YamlLoader is CSafeLoader or SafeLoader, never the unsafe full loader.
-    return yaml.load(text, Loader=_YamlLoader)
+    import yaml
+
+    # CSafeLoader or SafeLoader (PyYAML built without libyaml), never the unsafe full loader.
+    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 
 @dataclass
@@ -114,6 +114,8 @@ def _split_frontmatter(text: str) -> _Frontmatter:
     body_start = len(text) if end_nl < 0 else end_nl + 1
     body_line_offset = text.count("\n", 0, close.start()) + 1
     fm = _Frontmatter({}, body_start, body_line_offset, raw, 2, [])
+    import yaml
+
     try:
         loaded = _load_yaml(raw) if raw.strip() else None
     except yaml.MarkedYAMLError as exc:

@@ -8,6 +8,8 @@ import threading
 from collections.abc import Collection, Sequence
 from pathlib import Path
 
+import numpy as np
+
 from engine.catalog import Catalog
 from engine.channels.base import ChannelAnswer, ChannelContext
 from engine.channels.graph import store, walk
@@ -20,7 +22,6 @@ from engine.channels.graph.build import (
     note_part,
     note_rows,
 )
-from engine.channels.graph.sums import decode
 from engine.channels.graph.view import GraphView
 from engine.config import GraphConfig
 from engine.entities import EntityDictionary, EntityMatch
@@ -200,7 +201,7 @@ class GraphChannel:
         cache.tops = tops or {}
         before = self._snapshot
         link_dirs = set(sums.link_dirs) if links or before is None else before.link_dirs
-        linked = frozenset(v for code in link_dirs for v in decode(code)) if links or before is None else before.linked
+        linked = _linked_vertices(link_dirs) if links or before is None else before.linked
         snapshot = walk.Snapshot(
             cache=cache,
             index=sums.index,
@@ -400,3 +401,10 @@ def open_channel(context: ChannelContext) -> tuple[GraphChannel, str]:
     """The graph channel: the saved graph next to the index if it reflects the catalog, else built from it."""
     channel = GraphChannel(context.config.graph, context.index_dir / "graph.pickle", context.lexicon)
     return channel, channel.open(context.catalog)
+
+
+def _linked_vertices(link_dirs: Collection[int]) -> frozenset[int]:
+    """Every vertex on either side of a written link (`link_code`s), decoded in numpy: a
+    Python loop over the 48,000 links of a 10k-note vault took a tenth of the graph's load."""
+    codes = np.fromiter(link_dirs, dtype=np.int64, count=len(link_dirs))
+    return frozenset(np.union1d(codes >> 32, codes & 0xFFFFFFFF).tolist())
