@@ -407,4 +407,5 @@ def _linked_vertices(link_dirs: Collection[int]) -> frozenset[int]:
     """Every vertex on either side of a written link (`link_code`s), decoded in numpy: a
     Python loop over the 48,000 links of a 10k-note vault took a tenth of the graph's load."""
     codes = np.fromiter(link_dirs, dtype=np.int64, count=len(link_dirs))
-    return frozenset(np.union1d(codes >> 32, codes & 0xFFFFFFFF).tolist())
+    # Not np.union1d: its np.unique imports numpy.ma, 17 ms of a cold start.
+    return frozenset(np.concatenate((codes >> 32, codes & 0xFFFFFFFF)).tolist())
