@@ -61,3 +61,34 @@ def test_note_chunks_are_read_once_until_the_catalog_changes(tmp_path: Path) -> 
         fresh = chunks.of(page[:1])["Glossary/CRDT.md"]
         assert any("compacted weekly" in c.chunk.text for c in fresh), "an edit is read again"
         assert len(reads) == 2
+
+
+def test_the_passage_word_matcher_agrees_with_stemming_every_word() -> None:
+    # The matcher skips stemming a plain ASCII word whose first letter begins no query
+    # stem (Porter only rewrites endings); it must answer as stemming every word would.
+    import re
+
+    from engine.channels.fulltext import analyze_text
+    from engine.search.searcher import _WordMatcher
+
+    root = Path(__file__).resolve().parents[1] / "sample_vault"
+    text = " ".join(path.read_text(encoding="utf-8") for path in sorted(root.rglob("*.md")))
+    words = sorted(set(re.findall(r"[^\W_][\w'’.-]*", text)))
+    words += ["Running", "RUNS", "ran", "café", "Cafés", "naïve", "e-mail", "mail", "node.js", "Ünïcode", "ÉTÉ", "日本語", "ties", "happy"]
+    for query in ["sync conflicts", "running café", "e-mail tiles", "hap", "日本", "tie", "Ünicode"]:
+        stems = frozenset(analyze_text(query))
+        for prefix in (None, query.split()[-1]):
+            fast = _WordMatcher(stems, prefix, analyze_text)
+            folded_prefix = _fold(prefix) if prefix and len(prefix) >= 2 else None
+            for word in words:
+                lowered = word.lower()
+                slow = bool(folded_prefix and _fold(lowered).startswith(folded_prefix)) or bool(
+                    stems & set(analyze_text(lowered))
+                )
+                assert fast(word) == slow, (query, prefix, word)
+
+
+def _fold(text: str) -> str:
+    from engine.entities import fold_accents
+
+    return fold_accents(text)

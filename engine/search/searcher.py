@@ -705,15 +705,22 @@ class _WordMatcher:
         self._stems = stems
         self._prefix = fold_accents(prefix) if prefix and len(prefix) >= 2 else None
         self._stem = stem
+        # The Porter stemmer only ever rewrites an English word's ending: a plain ASCII word
+        # whose first letter begins none of the query's stems cannot match one, and is not
+        # stemmed (most words of a passage; stemming them was a fifth of building snippets).
+        self._initials = frozenset(s[0] for s in stems if s)
         self._seen: dict[str, bool] = {}  # one query's answers: passages repeat their words
 
     def __call__(self, word: str) -> bool:
         found = self._seen.get(word)
         if found is None:
             lowered = word.lower()
-            found = bool(self._prefix and fold_accents(lowered).startswith(self._prefix)) or bool(
-                self._stems & _stems_of(lowered, self._stem)
-            )
+            if self._prefix and fold_accents(lowered).startswith(self._prefix):
+                found = True
+            elif lowered.isascii() and lowered.isalpha() and lowered[0] not in self._initials:
+                found = False
+            else:
+                found = bool(self._stems & _stems_of(lowered, self._stem))
             self._seen[word] = found
         return found
 
