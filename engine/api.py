@@ -157,7 +157,7 @@ class Engine:
         self._lock = WriterLock(index_dir / "writer.lock")
         # Repairs write to the index, so only a process that can take the writer lock
         # makes them; while another process writes, this one just reads.
-        with index_writes(), _long_lived_heap():
+        with index_writes():  # `open` builds an engine inside _long_lived_heap
             self._can_repair = self._lock.try_acquire()
             try:
                 if self._can_repair:

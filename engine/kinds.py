@@ -113,19 +113,20 @@ class NoteKinds:
             if _possessive(word):
                 opening = False
                 continue
+            person = word in lexicon.person_words
+            found = self._kind_of(word)
             if word in lexicon.who_words:
                 # "who" after a noun ("the engineer who cut …") is said of people; opening
                 # a question ("Who built it?") it asks for whoever acted, a person or an organisation.
                 asked = self._agents if opening else self._people
                 if asked.notes:
                     return asked
-            elif self._modifies_next(words, at, text):
+            elif (person or found is not None) and self._modifies_next(words, at, text):
                 opening = False
                 continue
-            elif word in lexicon.person_words and self._people.notes:
+            elif person and self._people.notes:
                 return self._people
             opening = opening and word in lexicon.clause_openers
-            found = self._kind_of(word)
             if found is not None:
                 return found
         return NO_KIND
@@ -139,17 +140,15 @@ class NoteKinds:
         return None
 
     def _modifies_next(self, words: Sequence[tuple[str, re.Match[str]]], at: int, text: str) -> bool:
-        """Whether the word at `at` names a kind but modifies the noun right after it
+        """Whether the word at `at`, which names a kind, modifies the noun right after it
         ("project meetings", "meeting attendees"): only in a language whose compounds
         end in their head, and only where nothing but spaces parts the two words."""
         lexicon = self._lexicon
         if not lexicon.head_last or at + 1 >= len(words):
             return False
-        word, match = words[at]
+        _word, match = words[at]
         following, after = words[at + 1]
         if text[match.end() : after.start()].strip() or _possessive(following):
-            return False
-        if word not in lexicon.person_words and self._kind_of(word) is None:
             return False
         return (
             following in lexicon.person_words

@@ -80,13 +80,6 @@ def _block_structure(body: str, line_count: int) -> tuple[bytearray, list[tuple[
     return code_lines, segments, headings
 
 
-def _load_yaml(text: str) -> Any:
-    import yaml
-
-    # CSafeLoader or SafeLoader (PyYAML built without libyaml), never the unsafe full loader.
-    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-
-
 @dataclass
 class _Frontmatter:
     data: dict[str, Any]
@@ -114,10 +107,11 @@ def _split_frontmatter(text: str) -> _Frontmatter:
     body_start = len(text) if end_nl < 0 else end_nl + 1
     body_line_offset = text.count("\n", 0, close.start()) + 1
     fm = _Frontmatter({}, body_start, body_line_offset, raw, 2, [])
-    import yaml
+    import yaml  # at the first frontmatter read: a search parses none
 
     try:
-        loaded = _load_yaml(raw) if raw.strip() else None
+        # CSafeLoader or SafeLoader (PyYAML built without libyaml), never the unsafe full loader.
+        loaded = yaml.load(raw, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) if raw.strip() else None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         reason = (exc.problem or exc.context or type(exc).__name__).strip()
