@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from engine.api import Engine
-from engine.channels.bm25 import _length_column, _prefix_terms
+from engine.channels.bm25 import SegmentCache, _length_column, _scan_terms
 from engine.channels.fulltext import FulltextChannel
 from engine.query import parse_query
 
@@ -44,7 +44,38 @@ def test_shortcuts_read_what_the_public_api_reads(sample_copy: Path, tmp_path: P
                         (t.decode() if isinstance(t, bytes) else t): i.doc_frequency()
                         for t, i in leaf.iter_prefix(field, start)
                     }
-                    assert _prefix_terms(leaf, field, start) == public, (field, start)
+                    scanned = _scan_terms(leaf, field, start)
+                    assert scanned is not None and scanned[0] == public, (field, start)
+
+
+def _public_postings(leaf: object, field: str, term: str) -> tuple[list[int], list[float]]:
+    """A term's postings in one segment through Whoosh's public matcher (deletions left out)."""
+    ids: list[int] = []
+    weights: list[float] = []
+    if (field, term) in leaf:  # type: ignore[operator]
+        matcher = leaf.postings(field, term)  # type: ignore[attr-defined]
+        while matcher.is_active():
+            ids.append(matcher.id())
+            weights.append(matcher.weight())
+            matcher.next()
+    return ids, weights
+
+
+def test_postings_decoded_from_the_map_are_whooshs_own(sample_copy: Path, tmp_path: Path) -> None:
+    """Every term of every field and segment (deletions included), and terms no segment
+    holds, read the same through the segment cache as through Whoosh's matcher."""
+    with _edited(sample_copy, tmp_path / "index") as eng:
+        leaves = eng._fulltext._searcher.reader().leaf_readers()
+        cache = SegmentCache()
+        read = 0
+        for leaf, _base in leaves:
+            for field in FIELDS:
+                terms = [t.decode() if isinstance(t, bytes) else t for t in leaf.lexicon(field)]
+                for term in [*terms, "zzzq", "qq", "rotationz"]:
+                    ids, weights = cache.posting(leaf, field, term)
+                    assert (ids.tolist(), weights.tolist()) == _public_postings(leaf, field, term), (field, term)
+                    read += len(ids) > 0
+        assert read > 1000  # the sample vault's vocabulary, not a handful of terms
 
 
 def test_segment_cache_survives_commits_without_going_stale(sample_copy: Path, tmp_path: Path) -> None:

@@ -75,8 +75,10 @@ def test_the_passage_word_matcher_agrees_with_stemming_every_word() -> None:
     text = " ".join(path.read_text(encoding="utf-8") for path in sorted(root.rglob("*.md")))
     words = sorted(set(re.findall(r"[^\W_][\w'’.-]*", text)))
     words += ["Running", "RUNS", "ran", "café", "Cafés", "naïve", "e-mail", "mail", "node.js", "Ünïcode", "ÉTÉ", "日本語", "ties", "happy"]
-    for query in ["sync conflicts", "running café", "e-mail tiles", "hap", "日本", "tie", "Ünicode"]:
-        stems = frozenset(analyze_text(query))
+    queries = ["sync conflicts", "running café", "e-mail tiles", "hap", "日本", "tie", "Ünicode"]
+    for query, typing in [(q, False) for q in queries] + [(q, True) for q in queries]:
+        # As typed, the last word is a prefix that the stems do not hold yet.
+        stems = frozenset(analyze_text(" ".join(query.split()[:-1]) if typing else query))
         for prefix in (None, query.split()[-1]):
             fast = _WordMatcher(stems, prefix, analyze_text)
             folded_prefix = _fold(prefix) if prefix and len(prefix) >= 2 else None
@@ -86,6 +88,36 @@ def test_the_passage_word_matcher_agrees_with_stemming_every_word() -> None:
                     stems & set(analyze_text(lowered))
                 )
                 assert fast(word) == slow, (query, prefix, word)
+                if slow and word.isascii() and word.isalpha():  # snippets ask only about these letters
+                    assert word[0].lower() in fast.letters, (query, prefix, word)
+
+
+def test_snippets_asking_only_the_matchers_letters_equal_asking_every_word(tmp_path: Path) -> None:
+    # build_snippet asks a matcher that tells its `letters` only about the words that may
+    # match; the window and highlights must be those of asking about every word.
+    from vault_copy import copy_sample_vault
+
+    from engine.api import Engine
+    from engine.channels.fulltext import analyze_text
+    from engine.search.searcher import _WordMatcher
+
+    vault = copy_sample_vault(tmp_path / "vault")
+    with Engine.open(vault, index_dir=tmp_path / "index", embedder=None) as engine:
+        engine.reindex(embed=False)
+        notes = engine._catalog.chunks_of_notes(engine._catalog.note_paths())
+    compared = 0
+    for query in ["sync conflicts", "offline sy", "Priya Ku", "roadmap decisions", "crdt merge", "café", "e-mail"]:
+        stems = frozenset(analyze_text(" ".join(query.split()[:-1])))  # the last word still typed
+        prefix = query.split()[-1]
+        for chunks in notes.values():
+            fast = _WordMatcher(stems, prefix, analyze_text)
+            slow = _WordMatcher(stems, prefix, analyze_text)
+            hints = sorted({*stems, prefix.lower()})
+            shown = build_snippet(chunks, matches=fast, hint_terms=hints)
+            every_word = slow.__call__  # a plain callable: no `letters`, so every word is asked
+            assert shown == build_snippet(chunks, matches=every_word, hint_terms=hints), query
+            compared += bool(shown.highlights)
+    assert compared > 50
 
 
 def _fold(text: str) -> str:

@@ -38,3 +38,19 @@ def test_the_cut_picks_what_a_full_sort_picks(degree: int, seed: int) -> None:
     cache = _star(degree, seed)
     picked = [other for other, _weight, _relation in top_neighbors(cache, config, 0)]
     assert picked == _sorted_in_full(cache, config)
+
+
+@pytest.mark.parametrize("limit", [0, 1, 5, 40])
+@pytest.mark.parametrize("seed", range(4))
+def test_the_walks_best_notes_are_those_a_full_sort_ranks_first(limit: int, seed: int) -> None:
+    # The walk sorts only the notes scoring at least the limit-th best; the answer must be
+    # the full sort's first `limit`, ties ordered by path, whatever the numbering.
+    from engine.channels.graph.walk import _best_first
+
+    rng = random.Random(seed)
+    keys = [f"note:{n:05d}.md" for n in range(600)]
+    rng.shuffle(keys)
+    vertices = [Vertex(key, key, "note", key[5:]) for key in keys]
+    hits = [(v, float(rng.choice([0.1, 0.25, 0.5, 0.5, 1.0]))) for v in rng.sample(range(600), 400)]
+    full = sorted(hits, key=lambda item: (-item[1], vertices[item[0]].path or ""))[:limit]
+    assert _best_first(list(hits), limit, vertices) == full

@@ -14,7 +14,7 @@ from whoosh import fields
 from whoosh.filedb.filestore import FileStorage
 from whoosh.qparser import QueryParser
 
-from engine.channels.mapped import MappedStorage, _Region
+from engine.channels.mapped import MappedStorage, Region
 
 _OPS = st.lists(
     st.one_of(
@@ -37,7 +37,7 @@ def test_a_region_reads_like_a_copy_of_its_bytes(data: bytes, offset: int, ops: 
         path.write_bytes(padded)
         with path.open("rb") as handle:
             source = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-        region, copy = _Region(source, offset, len(data), "region"), io.BytesIO(data)
+        region, copy = Region(source, offset, len(data), "region"), io.BytesIO(data)
         for op in ops:
             if op[0] == "read":
                 assert region.read(op[1]) == copy.read(op[1])

@@ -11,6 +11,10 @@ over clauses like `Or`.
 
 from __future__ import annotations
 
+import io
+import pickle
+import struct
+import zlib
 from collections import OrderedDict
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
@@ -20,6 +24,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from engine.channels.mapped import Region
 from engine.channels.numbering import PathNumbers
 
 _CACHED_POSTING_LISTS = 8192
@@ -37,6 +42,10 @@ class ScoredDoc:
 
 
 _Posting = tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]
+_EMPTY: _Posting = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64))
+# Terms are looked up in the buckets of terms sharing their first letters (read once per
+# segment, field and bucket): a term absent from a segment costs a dictionary lookup.
+BUCKET_CHARS = 3
 
 
 class SegmentCache:
@@ -51,20 +60,42 @@ class SegmentCache:
         self._postings: OrderedDict[tuple[str, int, str, str], _Posting] = OrderedDict()
         self._lengths: dict[tuple[str, str], npt.NDArray[np.float64]] = {}
         self._terms: dict[tuple[str, str, str], dict[str, int]] = {}
+        # Where each term of a bucket keeps its postings (offset << 32 | length; -1 inlined).
+        self._extents: dict[tuple[str, str, str], dict[str, int] | None] = {}
+        self._deleted: dict[tuple[str, int], npt.NDArray[np.bool_]] = {}
         self._paths: dict[str, list[str]] = {}
 
-    def posting(self, leaf: Any, field: str, term: str) -> _Posting:
-        """One segment's posting list for (field, term), deleted documents left out."""
-        segment = leaf.segment()
-        key = (segment.segment_id(), segment.deleted_count(), field, term)
+    def posting(self, leaf: Any, field: str, term: str, segment: tuple[str, int] | None = None) -> _Posting:
+        """One segment's posting list for (field, term), deleted documents left out.
+
+        `segment` is the leaf's (segment id, deletion count), if the caller knows it.
+
+        Postings are decoded straight from the mapped segment (Whoosh 2.7's W3 blocks); an
+        index of another layout, or inlined postings, go through Whoosh's reader.
+        """
+        if segment is None:
+            segment = segment_key(leaf)
+        key = (*segment, field, term)
         found = self._postings.get(key)
         if found is not None:
             self._postings.move_to_end(key)
             return found
-        if (field, term) in leaf:
-            found = _read_postings(leaf.postings(field, term))
-        else:
-            found = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64))
+        # A term of a bucket read already (a typed word's expansions) is found there; any
+        # other is looked up in the segment's hashed term index (reading a bucket to find one
+        # word, as typo correction's variants would, costs more). Either way its postings
+        # are decoded straight from the map.
+        bucket = self._extents.get((segment[0], field, term[:BUCKET_CHARS])) if len(term) >= BUCKET_CHARS else None
+        packed = bucket.get(term, _ABSENT) if bucket is not None else _term_extent(leaf, field, term)
+        if packed == _ABSENT:
+            found = _EMPTY
+        elif packed is not None and packed >= 0:
+            found = _read_extent(leaf._terms._postfile, packed >> 32, packed & 0xFFFFFFFF)
+            if found is not None and leaf.has_deletions():
+                ids, weights = found
+                keep = ~self._deleted_mask(leaf)[ids]
+                found = (ids[keep], weights[keep])
+        if found is None:
+            found = _read_postings(leaf.postings(field, term)) if (field, term) in leaf else _EMPTY
         self._postings[key] = found
         if len(self._postings) > _CACHED_POSTING_LISTS:
             self._postings.popitem(last=False)
@@ -88,14 +119,33 @@ class SegmentCache:
         key = (leaf.segment().segment_id(), field, start)
         found = self._terms.get(key)
         if found is None:
-            found = _prefix_terms(leaf, field, start)
-            if found is None:
-                found = {}
-                for term, info in leaf.iter_prefix(field, start):
-                    text = term.decode("utf-8") if isinstance(term, bytes) else str(term)
-                    found[text] = int(info.doc_frequency())
-            self._terms[key] = found
+            self._read_bucket(leaf, field, start)
+            found = self._terms[key]
         return found
+
+    def _read_bucket(self, leaf: Any, field: str, start: str) -> None:
+        key = (leaf.segment().segment_id(), field, start)
+        scanned = _scan_terms(leaf, field, start)
+        if scanned is None:
+            counts: dict[str, int] = {}
+            for term, info in leaf.iter_prefix(field, start):
+                text = term.decode("utf-8") if isinstance(term, bytes) else str(term)
+                counts[text] = int(info.doc_frequency())
+            self._terms[key], self._extents[key] = counts, None
+        else:
+            self._terms[key], self._extents[key] = scanned
+
+    def _deleted_mask(self, leaf: Any) -> npt.NDArray[np.bool_]:
+        segment = leaf.segment()
+        key = (segment.segment_id(), segment.deleted_count())
+        mask = self._deleted.get(key)
+        if mask is None:
+            mask = np.zeros(int(leaf.doc_count_all()), dtype=bool)
+            deleted = np.fromiter(segment.deleted_docs(), dtype=np.int64)
+            mask[deleted[deleted < len(mask)]] = True
+            self._deleted = {k: v for k, v in self._deleted.items() if k[0] != key[0]}
+            self._deleted[key] = mask
+        return mask
 
     def paths(self, leaf: Any) -> list[str]:
         """The stored path of every document of one segment, by its number there (deleted
@@ -116,7 +166,15 @@ class SegmentCache:
         live = {leaf.segment().segment_id() for leaf in leaves}
         self._lengths = {k: v for k, v in self._lengths.items() if k[0] in live}
         self._terms = {k: v for k, v in self._terms.items() if k[0] in live}
+        self._extents = {k: v for k, v in self._extents.items() if k[0] in live}
+        self._deleted = {k: v for k, v in self._deleted.items() if k[0] in live}
         self._paths = {k: v for k, v in self._paths.items() if k in live}
+
+
+def segment_key(leaf: Any) -> tuple[str, int]:
+    """What names a segment's postings: its id and how many of its documents are deleted."""
+    segment = leaf.segment()
+    return segment.segment_id(), segment.deleted_count()
 
 
 class BulkScorer:
@@ -129,6 +187,7 @@ class BulkScorer:
         self._leaves: list[tuple[Any, int]] = [
             (leaf, base) for leaf, base in searcher.reader().leaf_readers() if leaf.segment() is not None
         ]
+        self._segment_keys = [segment_key(leaf) for leaf, _base in self._leaves]
         self._cache = cache
         cache.keep_only([leaf for leaf, _base in self._leaves])
         self._b = b
@@ -146,8 +205,8 @@ class BulkScorer:
     def _posting(self, field: str, term: str) -> _Posting:
         id_parts: list[npt.NDArray[np.int64]] = []
         weight_parts: list[npt.NDArray[np.float64]] = []
-        for leaf, base in self._leaves:
-            ids, weights = self._cache.posting(leaf, field, term)
+        for (leaf, base), segment in zip(self._leaves, self._segment_keys, strict=True):
+            ids, weights = self._cache.posting(leaf, field, term, segment)
             if len(ids):
                 id_parts.append(ids + base)
                 weight_parts.append(weights)
@@ -292,25 +351,119 @@ class BulkScorer:
         ]
 
 
-def _prefix_terms(leaf: Any, field: str, start: str) -> dict[str, int] | None:
-    """A segment's terms beginning with `start`, read straight from Whoosh 2.7's W3 term table, or None.
+# Whoosh 2.7's W3 codec: a term index record is two lengths, the key (a field number and
+# the term) and the term info (`W3TermInfo`: flags, weight, document frequency, lengths,
+# weight, ids, then the postings' offset and length unless they are inlined).
+_RECORD_LENGTHS = struct.Struct("!ii")
+_TERM_INFO_SIZE = struct.calcsize("!BfIBBfII")
+_EXTENT = struct.Struct("!qi")
+_BLOCK_LENGTH = struct.Struct("!i")
+# `_term_extent` of a term the segment does not hold (-1 is inlined postings).
+_ABSENT = -2
+_POSTINGS_MAGIC = b"W3Bl"
 
-    Only the document frequency of each term is wanted: it sits at bytes 5-9 of the
-    stored term info (struct "!BfIBBfII"), so no TermInfo object is built per term.
+
+def _scan_terms(leaf: Any, field: str, start: str) -> tuple[dict[str, int], dict[str, int]] | None:
+    """A segment's terms beginning with `start`, read straight from its mapped W3 term
+    index: their document frequencies and where their postings are (None: not W3 mapped).
+
+    The records are stored in key order, so the bucket is one sequential read; Whoosh's
+    iterator costs four file calls per term.
     """
     try:
         terms = leaf._terms
+        index = terms._tindex
+        region = index.dbfile
+        if not isinstance(region, Region) or not isinstance(terms._postfile, Region):
+            return None
         wanted = terms._keycoder(field, start.encode("utf-8"))
-        items = terms._tindex.items_from(wanted)
+        first = index.closest_key_pos(wanted)
+        end = region.absolute(index.endofdata)
+        source = region.source
     except (AttributeError, TypeError):
         return None
-    found: dict[str, int] = {}
+    counts: dict[str, int] = {}
+    extents: dict[str, int] = {}
+    if first is None:
+        return counts, extents
     skip = len(wanted) - len(start.encode("utf-8"))
-    for keybytes, valbytes in items:
-        if not keybytes.startswith(wanted):
+    unpack_lengths = _RECORD_LENGTHS.unpack
+    at = region.absolute(first)
+    while at < end:
+        key_length, data_length = unpack_lengths(source[at : at + 8])
+        key_at = at + 8
+        key = source[key_at : key_at + key_length]
+        if not key.startswith(wanted):
             break
-        found[keybytes[skip:].decode("utf-8")] = int.from_bytes(valbytes[5:9], "big")
-    return found
+        info_at = key_at + key_length
+        info = source[info_at : info_at + data_length]
+        term = key[skip:].decode("utf-8")
+        counts[term] = int.from_bytes(info[5:9], "big")
+        extents[term] = _extent(info)
+        at = info_at + data_length
+    return counts, extents
+
+
+def _extent(info: bytes) -> int:
+    """Where a term info says the postings are (offset << 32 | length), or -1 if inlined."""
+    if info[0]:
+        return -1
+    offset, length = _EXTENT.unpack(info[_TERM_INFO_SIZE : _TERM_INFO_SIZE + 12])
+    return int(offset) << 32 | int(length)
+
+
+def _term_extent(leaf: Any, field: str, term: str) -> int | None:
+    """Where one segment keeps a term's postings (`_extent`), `_ABSENT`, or None if its
+    term index is not W3 mapped."""
+    try:
+        terms = leaf._terms
+        index = terms._tindex
+        region = index.dbfile
+        if not isinstance(region, Region) or not isinstance(terms._postfile, Region):
+            return None
+        key = terms._keycoder(field, term.encode("utf-8"))
+    except (AttributeError, TypeError):
+        return None
+    for position, length in index.ranges_for_key(key):
+        return _extent(region.get(position, length))
+    return _ABSENT
+
+
+def _read_extent(postfile: Region, offset: int, length: int) -> _Posting | None:
+    """A term's postings decoded from its W3 blocks in the mapped postings file (None: not W3).
+
+    Each block is a length (negative for the last), a pickled block info (count, last id,
+    max weight, compression, lengths) and the pickled, maybe compressed (ids as deltas,
+    weights, values); weights are None when all are 1 and one number when all are equal.
+    """
+    raw = postfile.get(offset, length)
+    if raw[:4] != _POSTINGS_MAGIC:
+        return None
+    stream = io.BytesIO(raw)
+    id_parts: list[npt.NDArray[np.int64]] = []
+    weight_parts: list[npt.NDArray[np.float64]] = []
+    at = 4
+    while at < len(raw):
+        (block_length,) = _BLOCK_LENGTH.unpack_from(raw, at)
+        end = at + 4 + abs(block_length)
+        stream.seek(at + 4)
+        count, _last, _most, compression, _short, _long = pickle.load(stream)
+        data = raw[stream.tell() : end]
+        ids, weights, _values = pickle.loads(zlib.decompress(data) if compression else data)
+        id_parts.append(np.cumsum(np.asarray(ids, dtype=np.int64)))
+        if weights is None or isinstance(weights, float):
+            # Whoosh reads these into a float32 array
+            weight_parts.append(np.full(count, 1.0 if weights is None else weights, dtype=np.float32).astype(np.float64))
+        else:
+            weight_parts.append(np.asarray(weights, dtype=np.float64))
+        at = end
+        if block_length < 0:
+            break
+    if len(id_parts) == 1:
+        return id_parts[0], weight_parts[0]
+    if not id_parts:
+        return _EMPTY
+    return np.concatenate(id_parts), np.concatenate(weight_parts)
 
 
 def _length_column(leaf: Any, field: str, count: int) -> npt.NDArray[np.float64] | None:

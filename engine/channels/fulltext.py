@@ -14,7 +14,7 @@ from typing import Any
 
 from engine.catalog import Catalog, NoteRow
 from engine.channels.base import ChannelAnswer, ChannelContext
-from engine.channels.bm25 import BulkScorer, SegmentCache
+from engine.channels.bm25 import BUCKET_CHARS, BulkScorer, SegmentCache
 from engine.config import FulltextConfig
 from engine.entities import displayed_text, fold_accents
 from engine.errors import IndexCorrupt
@@ -31,8 +31,9 @@ _ALPHABET = "abcdefghijklmnopqrstuvwxyz"
 _STEM_TAIL = 4
 # A typed word's expansions are read from the terms sharing its first three letters: a
 # bucket of the first two held thousands of terms at 10k notes, 20-40 ms to read at the
-# first keystroke of every word (docs/BENCHMARKS.md, sixth round).
-_BUCKET_CHARS = 3
+# first keystroke of every word (docs/BENCHMARKS.md, sixth round). The segment cache keeps
+# each bucket's terms and where their postings are.
+_BUCKET_CHARS = BUCKET_CHARS
 # The flat scan's typo search looks among the terms sharing a word's first two letters.
 _FUZZY_BUCKET_CHARS = 2
 # Shorter words have too many neighbours one edit away to be worth a fuzzy guess.
@@ -384,6 +385,10 @@ class FulltextChannel:
             for field in ("title", "body"):
                 for term, count in scorer.terms(field, start).items():
                     candidates.setdefault(term, count)
+            for field in ("aliases", "headings", "tags"):
+                # Read too (small), so the expansions' postings in every field are found
+                # in their bucket: a term a segment lacks costs a dictionary lookup.
+                scorer.terms(field, start)
             bucket = self._buckets[start] = list(candidates.items())
         matching = bucket if len(lowered) <= _BUCKET_CHARS else [kv for kv in bucket if kv[0].startswith(lowered)]
         if not matching:

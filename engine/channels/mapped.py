@@ -17,13 +17,13 @@ from typing import Any
 from whoosh.filedb.filestore import FileStorage
 from whoosh.filedb.structfile import StructFile
 
-__all__ = ["MappedStorage"]
+__all__ = ["MappedStorage", "Region"]
 
 # Whoosh 2.7's compound segment files.
 _COMPOUND_SUFFIX = ".seg"
 
 
-class _Region(StructFile):  # type: ignore[misc]
+class Region(StructFile):  # type: ignore[misc]
     """A read-only file over part of a memory map: a read copies only the bytes it returns.
 
     It is its own file object (Whoosh's readers call `read`, `seek` and `get` on it, and
@@ -64,15 +64,25 @@ class _Region(StructFile):  # type: ignore[misc]
         start = self._start + position
         return self._map[start : min(start + length, self._end)]
 
+    @property
+    def source(self) -> mmap.mmap:
+        """The whole map: read it by slicing (a slice copies; an exported buffer would keep
+        the map from closing)."""
+        return self._map
+
+    def absolute(self, position: int) -> int:
+        """Where a position of this file lies in the map."""
+        return self._start + position
+
     def subset(self, position: int, length: int, name: str | None = None) -> StructFile:
-        return _Region(self._map, self._start + position, length, name or self._name)
+        return Region(self._map, self._start + position, length, name or self._name)
 
     def close(self) -> None:
         """The map belongs to the segment file: closing an inner file leaves it open."""
         self.is_closed = True
 
 
-class _MappedFile(_Region):
+class _MappedFile(Region):
     """A whole segment file as a memory map; its inner files are regions of it."""
 
     def __init__(self, path: str, name: str) -> None:

@@ -6,7 +6,7 @@ import difflib
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
 from itertools import pairwise
 
@@ -249,6 +249,26 @@ def _words(text: str, fence: Fence = NO_FENCE) -> tuple[str, tuple[tuple[int, in
     return shown, tuple((m.start(), m.end(), m.group(0)) for m in _WORD.finditer(shown))
 
 
+@lru_cache(maxsize=1024)
+def _words_by_letter(text: str, fence: Fence = NO_FENCE) -> dict[str, tuple[int, ...]]:
+    """Where a chunk's words are (their indexes in `_words`), by the lowercase first letter
+    of each plain ASCII alphabetic word; every other word under ""."""
+    found: dict[str, list[int]] = {}
+    for i, (_start, _end, word) in enumerate(_words(text, fence)[1]):
+        key = word[0].lower() if word.isascii() and word.isalpha() else ""
+        found.setdefault(key, []).append(i)
+    return {key: tuple(indexes) for key, indexes in found.items()}
+
+
+def _candidates(text: str, fence: Fence, count: int, letters: frozenset[str] | None) -> Iterable[int]:
+    """The indexes of a chunk's words that may match: all of them, or (`letters` known) the
+    plain ASCII words beginning with one of `letters` and every other word, in order."""
+    if letters is None:
+        return range(count)
+    index = _words_by_letter(text, fence)
+    return sorted(i for key in (*letters, "") for i in index.get(key, ()))
+
+
 def _window(
     stored: StoredChunk, matches: Callable[[str], bool], phrases: Sequence[re.Pattern[str]] = (), fence: Fence = NO_FENCE
 ) -> Snippet:
@@ -262,7 +282,10 @@ def _window(
         if held[0][0] > SNIPPET_CHARS // 3:
             start = _word_start(text, held[0][0] - SNIPPET_CHARS // 4)
         end = min(len(text), start + SNIPPET_CHARS)
-    for word_start, word_end, word in words:
+    # A matcher that tells the first letters a plain word needs (`letters`) is asked only
+    # about the words it could match: most words of a passage begin with none of them.
+    for i in _candidates(stored.chunk.text, fence, len(words), getattr(matches, "letters", None)):
+        word_start, word_end, word = words[i]
         if word_start >= end:
             break  # past the window: nothing more to show
         if not matches(word) or any(a <= word_start < b for a, b in held):

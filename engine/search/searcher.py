@@ -709,6 +709,9 @@ class _WordMatcher:
         # whose first letter begins none of the query's stems cannot match one, and is not
         # stemmed (most words of a passage; stemming them was a fifth of building snippets).
         self._initials = frozenset(s[0] for s in stems if s)
+        # What a plain ASCII alphabetic word must begin with to match (build_snippet asks
+        # only about those words, and about every other word).
+        self.letters = self._initials | ({self._prefix[0]} if self._prefix else set())
         self._seen: dict[str, bool] = {}  # one query's answers: passages repeat their words
 
     def __call__(self, word: str) -> bool:

@@ -167,7 +167,7 @@ def search(
         note_hits = [
             (v, score if vertices[v].path in people else score * _NOT_PERSON) for v, score in note_hits
         ]
-    note_hits.sort(key=lambda item: (-item[1], vertices[item[0]].path or ""))
+    note_hits = _best_first(note_hits, limit, vertices)
     hits: list[ChannelHit] = []
     from_notes: dict[str, str] = {}
     for rank, (v, score) in enumerate(note_hits[:limit], start=1):
@@ -193,7 +193,8 @@ def search(
         )
     expanded = tuple(
         dict.fromkeys(
-            vertices[v].label for v, reach in sorted(best.items(), key=lambda kv: -kv[1].score) if reach.hops == 1
+            vertices[v].label
+            for v, reach in sorted(((v, r) for v, r in best.items() if r.hops == 1), key=lambda kv: -kv[1].score)
         )
     )[:20]
     in_relation, other_relation = _by_relation(snapshot, config, [v for v, _, _ in seeds[:named_seeds]], answering)
@@ -206,6 +207,19 @@ def search(
         other_relation=other_relation,
         from_notes=from_notes,
     )
+
+
+def _best_first(note_hits: list[tuple[int, float]], limit: int, vertices: list[Vertex]) -> list[tuple[int, float]]:
+    """The `limit` best (vertex, score) pairs, best first, ties by path: as sorting them all
+    would give. A walk reaches hundreds of notes; only those scoring at least the
+    `limit`-th best score are sorted."""
+    if len(note_hits) > 2 * limit > 0:
+        scores = np.fromiter((score for _v, score in note_hits), dtype=np.float64, count=len(note_hits))
+        at = len(scores) - limit
+        floor = float(np.partition(scores, at)[at])
+        note_hits = [item for item in note_hits if item[1] >= floor]
+    note_hits.sort(key=lambda item: (-item[1], vertices[item[0]].path or ""))
+    return note_hits[:limit] if limit > 0 else []
 
 
 def _by_relation(
