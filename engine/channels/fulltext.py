@@ -34,6 +34,8 @@ _STEM_TAIL = 4
 # first keystroke of every word (docs/BENCHMARKS.md, sixth round). The segment cache keeps
 # each bucket's terms and where their postings are.
 _BUCKET_CHARS = BUCKET_CHARS
+# Typed prefixes whose expansions are kept (for the current searcher).
+_KEPT_EXPANSIONS = 4096
 # The flat scan's typo search looks among the terms sharing a word's first two letters.
 _FUZZY_BUCKET_CHARS = 2
 # Shorter words have too many neighbours one edit away to be worth a fuzzy guess.
@@ -94,6 +96,8 @@ class FulltextChannel:
         self._segments = SegmentCache()
         self._scorer: BulkScorer | None = None
         self._buckets: dict[str, list[tuple[str, int]]] = {}
+        # Each typed prefix's expansions: planning (typo correction) and the search both ask.
+        self._expansions: dict[str, list[str]] = {}
         # Corrections found for the current searcher: typing repeats the same words.
         self._corrected: tuple[BulkScorer, dict[str, tuple[str, str] | None]] | None = None
 
@@ -163,7 +167,7 @@ class FulltextChannel:
         # The scorer read the old searcher's segments: freed now, not at the next search.
         self._scorer = None
         self._corrected = None
-        self._buckets = {}
+        self._buckets, self._expansions = {}, {}
         if not fresh:  # a rebuild closed the old searcher before it deleted the index
             before.close()
 
@@ -367,11 +371,19 @@ class FulltextChannel:
         scorer = self._scorer
         if scorer is None or scorer.searcher is not searcher:
             scorer = self._scorer = BulkScorer(searcher, self._segments, b=self._weighting.B, k1=self._weighting.K1)
-            self._buckets = {}
+            self._buckets, self._expansions = {}, {}
         return scorer
 
     def _expand_prefix(self, scorer: BulkScorer, prefix: str) -> list[str]:
         """The most frequent indexed terms starting with `prefix`, plus its own stem."""
+        found = self._expansions.get(prefix)
+        if found is None:
+            if len(self._expansions) >= _KEPT_EXPANSIONS:
+                self._expansions.clear()
+            found = self._expansions[prefix] = self._expansions_of(scorer, prefix)
+        return found
+
+    def _expansions_of(self, scorer: BulkScorer, prefix: str) -> list[str]:
         own = self.analyze(prefix)
         if len(prefix) < self._config.prefix_min_chars:
             return own
