@@ -38,26 +38,30 @@ class FlatScan:
     def __init__(self, names: Mapping[str, Sequence[str]]) -> None:
         """`names` maps each note path to its title and aliases."""
         self._names = names
-        self._by_word: dict[str, set[str]] | None = None
-        self._by_shape: dict[str, set[str]] = {}  # a word with one letter dropped → words
+        # Tuples of strings, not sets: the collector stops tracking them, and a full
+        # collection no longer walks tens of thousands of sets (a stall of a keystroke).
+        self._by_word: dict[str, tuple[str, ...]] | None = None
+        self._by_shape: dict[str, tuple[str, ...]] = {}  # a word with one letter dropped → words
 
     def build(self) -> None:
         """Build the word tables now rather than at the first scan."""
         self._index()
 
-    def _index(self) -> dict[str, set[str]]:
+    def _index(self) -> dict[str, tuple[str, ...]]:
         if self._by_word is None:
-            by_word: dict[str, set[str]] = {}
+            by_word: dict[str, dict[str, None]] = {}
             for path, names in self._names.items():
                 for name in names:
                     for word in _words(name):
-                        by_word.setdefault(word, set()).add(path)
-            shapes: dict[str, set[str]] = {}
+                        by_word.setdefault(word, {})[path] = None
+            shapes: dict[str, dict[str, None]] = {}
             for word in by_word:
                 if len(word) >= _FUZZY_MIN_CHARS:
                     for shape in _deletions(word):
-                        shapes.setdefault(shape, set()).add(word)
-            self._by_word, self._by_shape = by_word, shapes
+                        shapes.setdefault(shape, {})[word] = None
+            self._by_shape = {shape: tuple(words) for shape, words in shapes.items()}
+            self._by_word = {word: tuple(paths) for word, paths in by_word.items()}
+            self._names = {}  # read once: the tables hold what the scan needs
         return self._by_word
 
     def scan(

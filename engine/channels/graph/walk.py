@@ -37,8 +37,11 @@ _AMBIGUOUS_NAME = 3
 _NOT_PERSON = 0.25
 
 
-@dataclass
+@dataclass(slots=True)
 class _Reach:
+    """How a walk best reached a vertex (slotted: thousands are memoised, and a full
+    collection walks each object and its attribute dict)."""
+
     score: float
     hops: int
     path: tuple[int, ...]
