@@ -125,6 +125,20 @@ def test_a_malformed_query_never_errors_and_says_how_it_was_read(engine: Engine)
     assert "unknown operator foo" in engine.search("foo: tiles", as_you_type=False).reading.notes[0]
 
 
+def test_a_word_typed_after_an_opening_quote_is_still_being_typed(engine: Engine) -> None:
+    # `"vect` is the start of a phrase: its last word is a prefix, as it is without the
+    # quote, and is not read as a whole word (nor corrected as a typo) at each keystroke.
+    for typed in ['"vect', 'offline "vect', '"vector til']:
+        query = parse_query(typed, as_you_type=True)
+        assert query.prefix == typed.split()[-1].lstrip('"'), typed
+        assert parse_query(typed, as_you_type=False).prefix is None
+    assert parse_query('"vector tiles"', as_you_type=True).prefix is None  # closed: a phrase
+    assert parse_query('-"vect', as_you_type=True).prefix is None  # an exclusion is not searched for
+    found = engine.search('"vect', as_you_type=True)
+    assert not found.reading.corrections and found.hits, found.reading
+    assert found.hits[0].path == engine.search("vect", as_you_type=True).hits[0].path
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.text(alphabet=st.sampled_from(list('ab "-:[]()ORtagpath#/. ')), max_size=40))
 def test_any_mix_of_operators_parses(text: str) -> None:

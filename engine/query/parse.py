@@ -137,7 +137,9 @@ def parse_query(
 
         rest = _EXCLUDED.sub(exclude, rest)
     # Still typing: the last thing typed is a word of the free text (not a filter or a quote).
-    tail = clean.split()[-1] if clean else ""
+    # A quote opening a phrase not closed yet does not end the word after it: in `"wixj`
+    # the word is still being typed (else each keystroke read it as a typo of a whole word).
+    tail = (clean.split()[-1] if clean else "").removeprefix('"')
     free_tail = bool(tail) and rest.split()[-1:] == [tail]
     alternatives: list[tuple[str, ...]] = []
     if "OR" in rest:
