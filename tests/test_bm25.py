@@ -5,8 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from engine.api import Engine
+from engine.channels import bm25
 from engine.channels.bm25 import SegmentCache, _length_column, _scan_terms
 from engine.channels.fulltext import FulltextChannel
 from engine.query import parse_query
@@ -61,9 +63,16 @@ def _public_postings(leaf: object, field: str, term: str) -> tuple[list[int], li
     return ids, weights
 
 
-def test_postings_decoded_from_the_map_are_whooshs_own(sample_copy: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("found_by", ["whole segment", "bucket", "hashed lookup"])
+def test_postings_decoded_from_the_map_are_whooshs_own(
+    sample_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, found_by: str
+) -> None:
     """Every term of every field and segment (deletions included), and terms no segment
-    holds, read the same through the segment cache as through Whoosh's matcher."""
+    holds, read the same through the segment cache as through Whoosh's matcher, whichever
+    way the cache finds the term: a small segment's whole vocabulary, the term's bucket
+    of a typed prefix, or one lookup in the segment's hashed term index."""
+    if found_by != "whole segment":  # the sample's segments are all small
+        monkeypatch.setattr(bm25, "_SMALL_SEGMENT_DOCS", 0)
     with _edited(sample_copy, tmp_path / "index") as eng:
         leaves = eng._fulltext._searcher.reader().leaf_readers()
         cache = SegmentCache()
@@ -72,6 +81,8 @@ def test_postings_decoded_from_the_map_are_whooshs_own(sample_copy: Path, tmp_pa
             for field in FIELDS:
                 terms = [t.decode() if isinstance(t, bytes) else t for t in leaf.lexicon(field)]
                 for term in [*terms, "zzzq", "qq", "rotationz"]:
+                    if found_by == "bucket":
+                        cache.terms(leaf, field, term[: bm25.BUCKET_CHARS])
                     ids, weights = cache.posting(leaf, field, term)
                     assert (ids.tolist(), weights.tolist()) == _public_postings(leaf, field, term), (field, term)
                     read += len(ids) > 0

@@ -43,6 +43,8 @@ class ScoredDoc:
 
 _Posting = tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]
 _EMPTY: _Posting = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64))
+# A segment this small has all its terms of a field read at once.
+_SMALL_SEGMENT_DOCS = 64
 # Terms are looked up in the buckets of terms sharing their first letters (read once per
 # segment, field and bucket): a term absent from a segment costs a dictionary lookup.
 BUCKET_CHARS = 3
@@ -85,6 +87,13 @@ class SegmentCache:
         # word, as typo correction's variants would, costs more). Either way its postings
         # are decoded straight from the map.
         bucket = self._extents.get((segment[0], field, term[:BUCKET_CHARS])) if len(term) >= BUCKET_CHARS else None
+        if bucket is None and leaf.doc_count_all() <= _SMALL_SEGMENT_DOCS:
+            # A save's segment holds a note or a few: all its terms are read at once, so
+            # a word it lacks (most words, and most of a typo's variants) is a lookup.
+            whole = (segment[0], field, "")
+            if whole not in self._extents:
+                self._read_bucket(leaf, field, "")
+            bucket = self._extents[whole]
         packed = bucket.get(term, _ABSENT) if bucket is not None else _term_extent(leaf, field, term)
         if packed == _ABSENT:
             found = _EMPTY
