@@ -31,3 +31,22 @@ def test_engine_search_runs_without_front_end(tmp_path) -> None:  # type: ignore
     loaded = _loaded_after(statement)
     assert not loaded & set(FRONT_END)
     assert "whoosh" in loaded and "igraph" in loaded
+
+
+def test_a_search_loads_no_web_client(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # Whoosh's compatibility module imports urllib.request (http.client, ssl, email: tens
+    # of milliseconds of every start) for a download the engine never makes.
+    vault = tmp_path / "v"
+    vault.mkdir()
+    (vault / "a.md").write_text("# Alpha\n\nsome words\n", encoding="utf-8")
+    code = (
+        "import sys; from engine.api import Engine; "
+        f"e = Engine.open({str(vault)!r}, index_dir={str(tmp_path / 'i')!r}, embedder=None); "
+        "e.reindex(); assert e.search('alpha').hits; "
+        "print(sorted(m for m in ('urllib.request', 'http.client', 'ssl') if m in sys.modules)); "
+        "import whoosh.compat, urllib.request; "
+        "print(callable(whoosh.compat.urlretrieve), hasattr(urllib.request, 'urlopen'))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
+    assert out[0] == "[]"
+    assert out[1] == "True True"  # the name still works, and the real module imports as usual
