@@ -125,6 +125,29 @@ def test_a_malformed_query_never_errors_and_says_how_it_was_read(engine: Engine)
     assert "unknown operator foo" in engine.search("foo: tiles", as_you_type=False).reading.notes[0]
 
 
+def test_no_flat_scan_when_the_channels_found_every_note_a_filter_keeps(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Under a filter, only the notes it keeps are shown: once the channels found all of
+    # them, a flat scan (a fuzzy read of every term) could add nothing that is kept.
+    from engine.search.fallback import FlatScan
+
+    scans: list[str] = []
+    real_scan = FlatScan.scan
+
+    def counted(self: FlatScan, words, *args, **kwargs):  # type: ignore[no-untyped-def]
+        scans.append(" ".join(words))
+        return real_scan(self, words, *args, **kwargs)
+
+    monkeypatch.setattr(FlatScan, "scan", counted)
+    phrase = engine.search('"vector tiles"', as_you_type=False)
+    assert {hit.path for hit in phrase.hits} == {"Maps/Vector Tiles.md", "Maps/Android Tiles.md", "Maps/Raster.md"}
+    assert scans == []
+    unfiltered = engine.search("quokka", as_you_type=False)  # fewer than the limit, no filter: scanned
+    assert unfiltered.hits[0].path == "Inbox/Quokka.md"
+    assert scans
+
+
 def test_a_word_typed_after_an_opening_quote_is_still_being_typed(engine: Engine) -> None:
     # `"vect` is the start of a phrase: its last word is a prefix, as it is without the
     # quote, and is not read as a whole word (nor corrected as a typo) at each keystroke.

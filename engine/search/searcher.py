@@ -255,7 +255,7 @@ class Searcher:
             graph_answer = answers["graph"] = self._with_hop_hits(graph_answer, hop_source, trace.hops)
         scanned: dict[str, tuple[str, ...]] = {}
         if len(wanted) > 1:
-            scanned = self._fallback(plan, trace, fusion, limit, statuses)
+            scanned = self._fallback(plan, trace, fusion, limit, statuses, candidates)
             trace = replace(trace, fallback=tuple(scanned))
         votes: dict[str, dict[str, float]] = {}
         fused = refuse(trace, fusion, votes=votes)
@@ -446,11 +446,13 @@ class Searcher:
         fusion: FusionConfig,
         limit: int,
         statuses: dict[ChannelName, ChannelStatus],
+        candidates: frozenset[str] | None = None,
     ) -> dict[str, tuple[str, ...]]:
         """The flat scan's notes and what matched in each, when the channels found fewer than
-        `limit` (none of theirs), in order."""
+        `limit` (none of theirs), in order. Under a filter whose notes (`candidates`) the
+        channels found all of, nothing the scan could add would be kept: it is not run."""
         found = {path for path, _ in refuse(trace, fusion)}
-        if len(found) >= limit:
+        if len(found) >= limit or (candidates is not None and candidates <= found):
             return {}
         scan = self._flat_scan()
         fuzzy = self._fuzzy
