@@ -19,16 +19,20 @@ def test_engine_api_imports_no_front_end() -> None:
     assert not loaded & set(FRONT_END)
 
 
-def test_engine_search_runs_without_front_end(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def _lexical_search(tmp_path) -> str:  # type: ignore[no-untyped-def]
+    """Statements that index a one-note vault without the model and search it."""
     vault = tmp_path / "v"
     vault.mkdir()
     (vault / "a.md").write_text("# Alpha\n\nsome words\n", encoding="utf-8")
-    statement = (
+    return (
         "from engine.api import Engine; "
         f"e = Engine.open({str(vault)!r}, index_dir={str(tmp_path / 'i')!r}, embedder=None); "
         "e.reindex(); assert e.search('alpha').hits"
     )
-    loaded = _loaded_after(statement)
+
+
+def test_engine_search_runs_without_front_end(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    loaded = _loaded_after(_lexical_search(tmp_path))
     assert not loaded & set(FRONT_END)
     assert "whoosh" in loaded and "igraph" in loaded
 
@@ -36,13 +40,8 @@ def test_engine_search_runs_without_front_end(tmp_path) -> None:  # type: ignore
 def test_a_search_loads_no_web_client(tmp_path) -> None:  # type: ignore[no-untyped-def]
     # Whoosh's compatibility module imports urllib.request (http.client, ssl, email: tens
     # of milliseconds of every start) for a download the engine never makes.
-    vault = tmp_path / "v"
-    vault.mkdir()
-    (vault / "a.md").write_text("# Alpha\n\nsome words\n", encoding="utf-8")
     code = (
-        "import sys; from engine.api import Engine; "
-        f"e = Engine.open({str(vault)!r}, index_dir={str(tmp_path / 'i')!r}, embedder=None); "
-        "e.reindex(); assert e.search('alpha').hits; "
+        f"import sys; {_lexical_search(tmp_path)}; "
         "print(sorted(m for m in ('urllib.request', 'http.client', 'ssl') if m in sys.modules)); "
         "import whoosh.compat, urllib.request; "
         "print(callable(whoosh.compat.urlretrieve), hasattr(urllib.request, 'urlopen'))"

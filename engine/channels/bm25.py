@@ -372,6 +372,20 @@ _ABSENT = -2
 _POSTINGS_MAGIC = b"W3Bl"
 
 
+def _mapped_term_index(leaf: Any) -> tuple[Any, Any, Region] | None:
+    """A segment's W3 terms reader, its term index and the mapped file that index reads, or
+    None when the segment is not a mapped W3 one (its terms are then read through Whoosh)."""
+    try:
+        terms = leaf._terms
+        index = terms._tindex
+        region = index.dbfile
+    except AttributeError:
+        return None
+    if not isinstance(region, Region) or not isinstance(getattr(terms, "_postfile", None), Region):
+        return None
+    return terms, index, region
+
+
 def _scan_terms(leaf: Any, field: str, start: str) -> tuple[dict[str, int], dict[str, int]] | None:
     """A segment's terms beginning with `start`, read straight from its mapped W3 term
     index: their document frequencies and where their postings are (None: not W3 mapped).
@@ -379,18 +393,17 @@ def _scan_terms(leaf: Any, field: str, start: str) -> tuple[dict[str, int], dict
     The records are stored in key order, so the bucket is one sequential read; Whoosh's
     iterator costs four file calls per term.
     """
+    mapped = _mapped_term_index(leaf)
+    if mapped is None:
+        return None
+    terms, index, region = mapped
     try:
-        terms = leaf._terms
-        index = terms._tindex
-        region = index.dbfile
-        if not isinstance(region, Region) or not isinstance(terms._postfile, Region):
-            return None
         wanted = terms._keycoder(field, start.encode("utf-8"))
         first = index.closest_key_pos(wanted)
         end = region.absolute(index.endofdata)
-        source = region.source
     except (AttributeError, TypeError):
         return None
+    source = region.source
     counts: dict[str, int] = {}
     extents: dict[str, int] = {}
     if first is None:
@@ -424,12 +437,11 @@ def _extent(info: bytes) -> int:
 def _term_extent(leaf: Any, field: str, term: str) -> int | None:
     """Where one segment keeps a term's postings (`_extent`), `_ABSENT`, or None if its
     term index is not W3 mapped."""
+    mapped = _mapped_term_index(leaf)
+    if mapped is None:
+        return None
+    terms, index, region = mapped
     try:
-        terms = leaf._terms
-        index = terms._tindex
-        region = index.dbfile
-        if not isinstance(region, Region) or not isinstance(terms._postfile, Region):
-            return None
         key = terms._keycoder(field, term.encode("utf-8"))
     except (AttributeError, TypeError):
         return None
