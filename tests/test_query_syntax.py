@@ -361,3 +361,26 @@ def test_a_tag_an_edit_adds_is_filtered_at_once(tmp_path: Path) -> None:
         eng.reindex(["Inbox/Quokka.md"])  # its title and aliases stay the same
         assert "Inbox/Quokka.md" in paths(eng, "tag:decision")
         assert "Inbox/Quokka.md" in paths(eng, "[status:open]")
+
+
+def test_tag_and_path_filters_keep_what_testing_every_note_keeps(engine: Engine) -> None:
+    # Tag and path filters are read from each distinct tag's notes and from casefolded
+    # paths; they must keep exactly the notes the per-note test keeps, negated or not.
+    from engine.query.parse import QueryFilter
+    from engine.search.filters import FactsTable, _test
+
+    table = FactsTable(engine._catalog)
+    tags = {tag for note in table.notes.values() for tag in note.tags}
+    values = {"", "x", "proj", "project", "project/", "project/atlas", "project/at", "Meeting", "MEETINGS", "maps/v"}
+    values |= {tag[:cut] for tag in tags for cut in range(1, len(tag) + 1)}
+    values |= {path[:cut] for path in table.notes for cut in range(1, len(path) + 1, 3)}
+    compared = 0
+    for kind in ("tag", "path"):
+        for value in sorted(values):
+            for negated in (False, True):
+                query_filter = QueryFilter(kind, value, negated=negated)  # type: ignore[arg-type]
+                test = _test(query_filter)
+                slow = {path for path, note in table.notes.items() if test(note) != negated}
+                assert set(table._kept_by(query_filter)) == slow, (kind, value, negated)
+                compared += bool(slow) and len(slow) < len(table.notes)
+    assert compared > 20  # values that keep some notes and not others, not only all or none

@@ -42,6 +42,9 @@ class FactsTable:
     def __init__(self, catalog: Catalog) -> None:
         self.notes: dict[str, NoteFacts] = {}
         self._remembered: dict[tuple[object, ...], frozenset[str]] = {}
+        # Read at the first tag or path filter: each distinct tag's notes, each casefolded path.
+        self._by_tag: dict[str, list[str]] | None = None
+        self._folded_paths: list[tuple[str, str]] | None = None
         for path, tags, mtime, raw in catalog.note_facts():
             try:
                 data = json.loads(raw) if raw else {}
@@ -68,12 +71,42 @@ class FactsTable:
                query_filter.start, query_filter.end)  # fmt: skip
         kept = self._remembered.get(key)
         if kept is None:
-            test = _test(query_filter)
-            kept = frozenset(path for path, note in self.notes.items() if test(note) != query_filter.negated)
+            if query_filter.kind == "tag":
+                kept = self._tagged(query_filter.value.casefold(), query_filter.negated)
+            elif query_filter.kind == "path":
+                kept = self._under(query_filter.value.casefold(), query_filter.negated)
+            else:
+                test = _test(query_filter)
+                kept = frozenset(path for path, note in self.notes.items() if test(note) != query_filter.negated)
             self._remembered[key] = kept
             while len(self._remembered) > _FILTERS_REMEMBERED:
                 del self._remembered[next(iter(self._remembered))]
         return kept
+
+    def _tagged(self, value: str, negated: bool) -> frozenset[str]:
+        """The notes tagged `value` or below it (#value/...), or (`negated`) all the others.
+
+        Read from the notes of each distinct tag: typing `tag:va…` asks for a new tag at
+        every keystroke, and testing each note's tags took 120 ms at 50k notes."""
+        by_tag = self._by_tag
+        if by_tag is None:
+            by_tag = {}
+            for path, note in self.notes.items():
+                for tag in note.tags:
+                    by_tag.setdefault(tag, []).append(path)
+            self._by_tag = by_tag
+        below = value + "/"
+        tagged = {path for tag, paths in by_tag.items() if tag == value or tag.startswith(below) for path in paths}
+        return frozenset(path for path in self.notes if path not in tagged) if negated else frozenset(tagged)
+
+    def _under(self, value: str, negated: bool) -> frozenset[str]:
+        """The notes whose path, or the path below one of its folders, starts with `value`
+        (`_path_starts`), or (`negated`) all the others; the paths are casefolded once."""
+        folded = self._folded_paths
+        if folded is None:
+            folded = self._folded_paths = [(path, f"/{path.casefold()}") for path in self.notes]
+        wanted = f"/{value}"
+        return frozenset(path for path, text in folded if (wanted in text) != negated)
 
     def recent_first(self, paths: Collection[str]) -> list[str]:
         """`paths` by the day they are about, then modification time, newest first."""
