@@ -95,8 +95,7 @@ class FactsTable:
                 for tag in note.tags:
                     by_tag.setdefault(tag, []).append(path)
             self._by_tag = by_tag
-        below = value + "/"
-        tagged = {path for tag, paths in by_tag.items() if tag == value or tag.startswith(below) for path in paths}
+        tagged = {path for tag, paths in by_tag.items() if _tag_within(tag, value) for path in paths}
         return frozenset(path for path in self.notes if path not in tagged) if negated else frozenset(tagged)
 
     def _under(self, value: str, negated: bool) -> frozenset[str]:
@@ -104,7 +103,7 @@ class FactsTable:
         (`_path_starts`), or (`negated`) all the others; the paths are casefolded once."""
         folded = self._folded_paths
         if folded is None:
-            folded = self._folded_paths = [(path, f"/{path.casefold()}") for path in self.notes]
+            folded = self._folded_paths = [(path, _folded_path(path)) for path in self.notes]
         wanted = f"/{value}"
         return frozenset(path for path, text in folded if (wanted in text) != negated)
 
@@ -118,7 +117,7 @@ def _test(query_filter: QueryFilter) -> Callable[[NoteFacts], bool]:
     value = query_filter.value.casefold()
     if kind == "tag":
         # `tag:work` also keeps #work/project, as Obsidian's tag search does.
-        return lambda note: any(tag == value or tag.startswith(value + "/") for tag in note.tags)
+        return lambda note: any(_tag_within(tag, value) for tag in note.tags)
     if kind == "path":
         return lambda note: _path_starts(note.path, value)
     if kind == "file":
@@ -135,10 +134,20 @@ def _test(query_filter: QueryFilter) -> Callable[[NoteFacts], bool]:
     return lambda note: (start is None or note.date >= start) and (end is None or note.date <= end)
 
 
+def _tag_within(tag: str, value: str) -> bool:
+    """Whether `tag` is the tag `value` or one below it: `tag:work` keeps #work/project too."""
+    return tag == value or tag.startswith(value + "/")
+
+
 def _path_starts(path: str, prefix: str) -> bool:
     """Whether the vault path, or the path below any of its folders, starts with `prefix`."""
     # "/a/b.md" holds "/p" exactly where the path or a part after one of its slashes starts with p.
-    return f"/{prefix}" in f"/{path.casefold()}"
+    return f"/{prefix}" in _folded_path(path)
+
+
+def _folded_path(path: str) -> str:
+    """A path as `_path_starts` reads it: casefolded, after a leading slash."""
+    return f"/{path.casefold()}"
 
 
 def _date(text: str) -> dt.date | None:

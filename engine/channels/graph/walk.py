@@ -173,7 +173,7 @@ def search(
     note_hits = _best_first(note_hits, limit, vertices)
     hits: list[ChannelHit] = []
     from_notes: dict[str, str] = {}
-    for rank, (v, score) in enumerate(note_hits[:limit], start=1):
+    for rank, (v, score) in enumerate(note_hits, start=1):
         reach = best[v]
         if reach.hops and vertices[reach.path[-2]].kind == "note":
             from_notes[str(vertices[v].path)] = str(vertices[reach.path[-2]].path)
