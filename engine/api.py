@@ -396,12 +396,13 @@ class Engine:
         # The search side's memory (the vector index above all) goes before the graph is
         # pickled for its save, so that the two never add up at the end of a session.
         self._indexes.close(keep=("graph",))
-        if self._lock.try_acquire():  # only the writer saves
+        writer = self._lock.try_acquire()
+        if writer:  # only the writer saves
             try:
                 self._graph.save()  # incremental updates since the last save
             except OSError as exc:
                 log.warning("could not save the graph: %s", exc)
-        self._indexes.close()
+        self._indexes.close(vouch=writer)
         self._lock.release()
 
     def __enter__(self) -> Engine:

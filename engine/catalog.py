@@ -213,6 +213,9 @@ class Catalog:
         self.path = path
         self._local = threading.local()
         self._write_lock = threading.RLock()
+        # Whether this process changed the file: a writer that closes cleanly vouches for a
+        # file it changed only through SQLite's own commits (engine/indexes.py).
+        self.wrote = False
         try:
             conn = self._conn()
             conn.executescript(_SCHEMA)
@@ -275,6 +278,7 @@ class Catalog:
             self.set_meta("schema_version", str(SCHEMA_VERSION), conn)
         try:
             with self._write_lock, index_writes():
+                self.wrote = True
                 self._conn().execute("VACUUM")
         except sqlite3.OperationalError as exc:
             log.info("catalog not compacted after the schema change: %s", exc)
@@ -319,6 +323,7 @@ class Catalog:
         """
         with self._write_lock, index_writes():
             conn = self._conn()
+            self.wrote = True
             conn.execute("BEGIN IMMEDIATE")
             try:
                 yield conn

@@ -329,11 +329,27 @@ def test_the_integrity_check_runs_again_only_when_the_catalog_file_changed(
     open_engine(vault, index_dir, counting, opened).close()
     assert len(checks) == 1, "unchanged since it passed: not read again"
     engine = open_engine(vault, index_dir, counting, opened)
+    before = (index_dir / "catalog.sqlite").stat()
     (vault / "Inbox.md").write_text("# Inbox\n\nA new note changes the catalog.\n", encoding="utf-8")
     engine.reindex()
     engine.close()
+    after = (index_dir / "catalog.sqlite").stat()
+    assert (after.st_size, after.st_mtime_ns) != (before.st_size, before.st_mtime_ns), "the save changed the file"
     open_engine(vault, index_dir, counting, opened).close()
-    assert len(checks) == 2, "written since: checked again"
+    assert len(checks) == 1, "written by the writer, which closed cleanly and vouched for it: not read again"
+    # Written by a process that never closed (killed, or not an engine at all): checked again.
+    outside = sqlite3.connect(index_dir / "catalog.sqlite")
+    outside.execute("INSERT INTO meta(key, value) VALUES('written-outside', 'yes')")
+    outside.commit()
+    outside.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    outside.close()
+    open_engine(vault, index_dir, counting, opened).close()
+    assert len(checks) == 2, "written since by a process that vouched for nothing: checked again"
+    reader = open_engine(vault, index_dir, counting, opened)
+    reader.search("Inbox")
+    reader.close()
+    open_engine(vault, index_dir, counting, opened).close()
+    assert len(checks) == 2, "searched only: nothing written, nothing to check"
     catalog = index_dir / "catalog.sqlite"
     data = bytearray(_checkpointed(catalog))
     page_size = int.from_bytes(data[16:18], "big")
