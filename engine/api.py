@@ -215,6 +215,13 @@ class Engine:
         else:
             self._prepare_in_background()
 
+    def prepare_for_edits(self) -> None:
+        """Build now what the first save would otherwise build (the link resolver, the
+        graph's writable parts, the parser: 1.2 s of the first save at 50k notes). For the
+        index's writer when it stays open; the watcher calls it when it becomes the writer."""
+        with self._writer_turn():
+            self._indexer.prepare_for_edits()
+
     def _catalog_changed(self) -> None:
         self._searcher.refresh_titles()
         if self._prepare_tables:

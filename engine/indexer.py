@@ -376,6 +376,22 @@ class Indexer:
             with self._catalog.transaction() as conn:
                 self._catalog.set_resolutions(conn, updates)
 
+    def prepare_for_edits(self) -> None:
+        """Build now what the first save would otherwise build on its own time: the link
+        resolver from every note's names (0.8 s at 50k notes), the graph's writable parts
+        (0.4 s) and the parser, whose first note imports markdown-it and PyYAML (0.1 s).
+        The caller holds the writer's turn. A resolver built here is dropped by the next
+        reindex as usual if another process writes the catalog first."""
+        generation = self._catalog.generation
+        if self._resolver is None or self._resolver_generation != generation:
+            attachments = json.loads(self._catalog.get_meta("attachments") or "[]")
+            self._resolver = LinkResolver(self._catalog.note_names(), attachments)
+            self._resolver_generation = generation
+        prepare_graph = getattr(self._graph, "prepare_for_edits", None)  # a graph that keeps parts
+        if callable(prepare_graph):
+            prepare_graph()
+        parse_note("prepared.md", "---\ntags: [x]\n---\n# Prepared\n\nA [[link]].\n")
+
     def resolve_all_links(self) -> None:
         """Resolve every link in the catalog again (after a run stopped between writing notes and resolving them)."""
         self._resolver = None

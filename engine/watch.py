@@ -67,6 +67,8 @@ class Watched(Protocol):
 
     def hold_writer(self) -> bool: ...
 
+    def prepare_for_edits(self) -> None: ...
+
     def acquire_writer(self) -> None: ...
 
     def release_writer(self) -> None: ...
@@ -189,6 +191,7 @@ def run_watch(
     writer = engine.hold_writer()
     try:
         if writer:
+            engine.prepare_for_edits()
             index((), True)
         changes_seen = watchfiles.watch(
             vault,
@@ -206,6 +209,7 @@ def run_watch(
             if not writer:
                 writer = engine.hold_writer()
                 if writer:
+                    engine.prepare_for_edits()
                     index((), True)  # the previous writer is gone: catch up with what it left
                     continue
                 started = time.perf_counter()

@@ -346,6 +346,11 @@ class GraphChannel:
                 self._build = None
         return self._build
 
+    def prepare_for_edits(self) -> None:
+        """Read the notes' parts and sums that the first edit patches, ahead of it."""
+        with self._build_lock:
+            self._writer_build()
+
     def _stamp(self, generation: int) -> dict[str, object]:
         return {
             "format": store.SAVED_FORMAT,
