@@ -220,7 +220,10 @@ class Engine:
         graph's writable parts, the parser: 1.2 s of the first save at 50k notes). For the
         index's writer when it stays open; the watcher calls it when it becomes the writer."""
         with self._writer_turn():
-            self._indexer.prepare_for_edits()
+            try:
+                self._indexer.prepare_for_edits()
+            except Exception:  # the save builds them itself; this is only ahead of time
+                log.debug("preparing for edits failed", exc_info=True)
 
     def _catalog_changed(self) -> None:
         self._searcher.refresh_titles()

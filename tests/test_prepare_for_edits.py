@@ -112,3 +112,26 @@ def test_a_resolver_prepared_before_another_process_wrote_is_not_used(
         _edit(vault)
         eng.reindex([NOTE], embed=False)
         assert counted.resolvers == 1, "the catalog moved on since: the resolver is built again"
+
+
+def test_a_preparation_that_fails_leaves_the_save_to_build_it(
+    two_indexes: tuple[Path, Path, Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vault, index, _other, _other_index = two_indexes
+    failures: list[str] = []
+
+    def broken(*_args: Any) -> LinkResolver:
+        failures.append("resolver")
+        raise OSError("the catalog went away for a moment")
+
+    with Engine.open(vault, index_dir=index, embedder=None) as eng:
+        assert eng.hold_writer()
+        monkeypatch.setattr(engine.indexer, "LinkResolver", broken)
+        eng.prepare_for_edits()  # ahead of time only: never raises
+        monkeypatch.undo()
+        assert failures == ["resolver"]
+        _edit(vault)
+        report = eng.reindex([NOTE], embed=False)
+        assert report.updated == (NOTE,)
+        hits = [h.path for h in eng.search("Nowhere Yet Marcus", limit=5, as_you_type=False).hits]
+        assert NOTE in hits
