@@ -363,8 +363,7 @@ class Indexer:
         """
         resolver = self._resolver
         if titles_changed or resolver is None:
-            attachments = json.loads(self._catalog.get_meta("attachments") or "[]")
-            resolver = self._resolver = LinkResolver(self._catalog.note_names(), attachments)
+            resolver = self._resolver = self._new_resolver()
         rows = self._catalog.link_targets(None if titles_changed else changed)
         current = self._catalog.link_resolutions() if titles_changed else {}
         updates: list[tuple[str | None, int]] = []
@@ -384,13 +383,17 @@ class Indexer:
         reindex as usual if another process writes the catalog first."""
         generation = self._catalog.generation
         if self._resolver is None or self._resolver_generation != generation:
-            attachments = json.loads(self._catalog.get_meta("attachments") or "[]")
-            self._resolver = LinkResolver(self._catalog.note_names(), attachments)
+            self._resolver = self._new_resolver()
             self._resolver_generation = generation
         prepare_graph = getattr(self._graph, "prepare_for_edits", None)  # a graph that keeps parts
         if callable(prepare_graph):
             prepare_graph()
         parse_note("prepared.md", "---\ntags: [x]\n---\n# Prepared\n\nA [[link]].\n")
+
+    def _new_resolver(self) -> LinkResolver:
+        """A link resolver over every note's names and the vault's attachments, as the catalog has them."""
+        attachments = json.loads(self._catalog.get_meta("attachments") or "[]")
+        return LinkResolver(self._catalog.note_names(), attachments)
 
     def resolve_all_links(self) -> None:
         """Resolve every link in the catalog again (after a run stopped between writing notes and resolving them)."""

@@ -210,7 +210,9 @@ class Indexes:
         then changed only through SQLite's own commits since it was checked at open, so its
         new state is remembered as checked: the next open skips the integrity check, which
         reads the whole file (11 s at 50k notes). A process killed mid-session vouches for
-        nothing, and the next open checks.
+        nothing: once its writes reach the file (SQLite moves them there from the write-ahead
+        log at a checkpoint, at the latest when the next process closes it), the stamp is
+        stale and the open after that checks.
         """
         for name, channel in self.channels.items():
             if name not in keep and name not in self._closed:
