@@ -767,6 +767,26 @@ class Catalog:
         for path, ordinal, surface in self._rows_of(sql, paths, "m.rowid"):
             yield Mention(str(path), int(ordinal), str(surface))  # type: ignore[call-overload]
 
+    def naming(self, names: Collection[str], paths: Collection[str]) -> dict[str, set[str]]:
+        """Which of `names` (as extracted, exact) each of the notes at `paths` mentions; notes
+        that mention none are left out. The filter runs in SQLite: a note may mention
+        hundreds of names, and a search asks this of a hundred notes."""
+        if not names or not paths:
+            return {}
+        chosen = sorted(names)[:500]
+        conn = self._conn()
+        out: dict[str, set[str]] = {}
+        wanted = sorted(paths)
+        for start in range(0, len(wanted), 400):
+            part = wanted[start : start + 400]
+            sql = (
+                "SELECT DISTINCT n.path, m.surface FROM notes n JOIN mentions m ON m.note_id=n.id"
+                f" WHERE n.path IN ({','.join('?' * len(part))}) AND m.surface IN ({','.join('?' * len(chosen))})"
+            )
+            for path, surface in conn.execute(sql, [*part, *chosen]):
+                out.setdefault(str(path), set()).add(str(surface))
+        return out
+
     def chunk_lines_of(self, paths: Iterable[str] | None = None) -> Iterator[ChunkLines]:
         """The lines each chunk of the notes (all, or some) spans, in stored order."""
         sql = "SELECT n.path, c.ordinal, c.line_start, c.line_end FROM chunks c JOIN notes n ON n.id=c.note_id WHERE 1"

@@ -50,6 +50,11 @@ class FusionConfig:
     # little of a long question the names cover (docs/QUALITY.md, a fourth round). 0 turns it off.
     graph_kept: int = 2
     graph_kept_place: int = 5
+    # A question's next hop by a name: the best-ranked note of the text channels' lists
+    # that names a rare name the first note names (one the question does not say), and
+    # matches a query word the first note does not, takes this place, unless the note
+    # there has a graph vote (engine/search/fusion.py, docs/QUALITY.md). 0 turns it off.
+    bridge_place: int = 5
 
 
 @dataclass(frozen=True)

@@ -189,7 +189,8 @@ class Hit:
     `votes` are what each channel added to the fused score (the graph's is its boost);
     `create_safety` says whether this note is the note the query names (`exists`), nearly
     (`probable`), or neither (`unknown`); `flat_scan` lists the query words a flat scan
-    matched (`atlsa ~ atlas`) for a hit no channel found.
+    matched (`atlsa ~ atlas`) for a hit no channel found; `next_hop` says which first result
+    a question's next hop was read from, and by which names.
     """
 
     path: str
@@ -201,6 +202,9 @@ class Hit:
     votes: dict[ChannelName, float] = field(default_factory=dict)
     create_safety: CreateSafety = "unknown"
     flat_scan: tuple[str, ...] = ()
+    # A question's next hop (`FusionConfig.bridge_place`): the first result it was reached
+    # from (its title) and the rare names both notes name.
+    next_hop: tuple[str, tuple[str, ...]] | None = None
 
 
 @dataclass(frozen=True)
@@ -261,6 +265,12 @@ class FusionTrace:
     graph_from_notes: dict[str, str] = field(default_factory=dict)
     # Each channel's raw scores, in the order of its ranking (for "why is this note not here").
     scores: dict[ChannelName, tuple[float, ...]] = field(default_factory=dict)
+    # A question's bridge (`FusionConfig.bridge_place`): the first note as fused before it
+    # (`bridged_from`), the notes of the text channels' lists that name a rare name it
+    # names, with those names, and the query terms full text matched in each of them and in it.
+    bridged_from: str = ""
+    bridged: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    matched: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

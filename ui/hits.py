@@ -6,7 +6,7 @@ import posixpath
 
 from textual.content import Content
 
-from engine.present import CHANNEL_LABELS, asked_kind_text, badges, relation_text
+from engine.present import CHANNEL_LABELS, asked_kind_text, badges, next_hop_text, relation_text
 from engine.records import CHANNEL_NAMES, ChannelName, Hit, SearchResults
 
 CHANNEL_STYLE: dict[ChannelName, str] = {
@@ -117,6 +117,8 @@ def explain_content(hit: Hit | None, results: SearchResults, show_timings: bool)
         lines.append(Content.assemble(("votes ", "bold"), votes or "-", ("  create safety ", "bold"), hit.create_safety))
         if hit.flat_scan:
             lines.append(Content.assemble(("flat scan ", "bold"), ", ".join(hit.flat_scan)))
+        if hit.next_hop is not None:
+            lines.append(Content.assemble(("next hop ", "bold"), next_hop_text(hit.next_hop)))
     lines.append(Content.assemble(("channels ", "bold"), channel_summary(results, show_timings)))
     lines.append(Content.assemble(("recognized ", "bold"), ", ".join(results.recognized_entities) or "-"))
     expanded = ", ".join(results.expanded_entities[:12])

@@ -104,6 +104,9 @@ class Lexicon:
     clause_marks: frozenset[str] = frozenset()
     # Frontmatter properties that describe a note in a line, first found first used.
     description_properties: tuple[str, ...] = ()
+    # Words that open a question ("what", "which", "is"): a query opening with one, or ending
+    # with a question mark, asks for something a note names (engine/search/fusion.py).
+    question_words: frozenset[str] = frozenset()
     # Whether a compound of nouns ends in its head, as English does ("project meetings" are
     # meetings): a kind named right before another noun then modifies it (engine/kinds.py).
     head_last: bool = False
@@ -138,7 +141,8 @@ class Lexicon:
         words = {
             f.name: _sorted(getattr(self, f.name))
             for f in dataclasses.fields(self)
-            if f.init and f.name != "known_words"  # loaded on use, from the model's vocabulary
+            # known_words is loaded on use, from the model's vocabulary; questions are read from queries only.
+            if f.init and f.name not in ("known_words", "question_words")
         }
         words["relations"] = [_sorted(dataclasses.astuple(relation)) for relation in self.relations]
         return hashlib.sha256(json.dumps(words, sort_keys=True, default=str).encode()).hexdigest()[:16]

@@ -47,6 +47,10 @@ ENGLISH = Lexicon(
 )),
     name_connectors=frozenset({"of", "de", "van", "von", "la"}),
     who_words=frozenset({"who", "whom", "whose"}),
+    question_words=frozenset({
+        "who", "whom", "whose", "what", "which", "where", "when", "why", "how",
+        "is", "are", "was", "were", "did", "does", "do", "can", "could", "has", "have", "had",
+    }),
     person_words=frozenset({"someone", "somebody", "anyone", "anybody", *_PERSON_MARKS}),
     clause_openers=frozenset({"and", "but", "so", "or", "then"}),
     person_marks=_PERSON_MARKS,

@@ -92,6 +92,9 @@ class QueryPlan(Query):
     not_names: tuple[tuple[str, str], ...] = ()
     relation: RelationQuestion = NO_RELATION
     asked_kind: AskedKind = NO_KIND
+    # A question (it ends with a question mark or opens with one of the language's question
+    # words): it asks for something a note names, not for notes about its words.
+    asks: bool = False
     # Planning steps that failed, by the channel whose part they are (that channel is degraded).
     problems: tuple[tuple[ChannelName, str], ...] = ()
     # The notes the query's filters, phrases and exclusions leave (None: no restriction);
@@ -120,6 +123,16 @@ class QueryPlan(Query):
         """Whether the query is a who-question about the relations of one of `named` ("Who advises X?")."""
         matches = [EntityMatch(self.text[s:e], s, e, ()) for s, e in _spans_of(self.text, named)]
         return _asks_for_related(self.text, matches, self.lexicon)
+
+
+def is_question(raw: str, lexicon: Lexicon, *, words: str | None = None) -> bool:
+    """Whether a query is a question: it ends with a question mark (any script's), or the
+    first of its `words` (default: the query as typed) is one of the language's question
+    words ("which", "is")."""
+    if raw.rstrip().endswith(("?", "\uff1f", "\u061f", "\u037e")):  # ?, fullwidth, Arabic, Greek
+        return True
+    first = QUERY_WORD.search(raw if words is None else words)
+    return first is not None and first.group().casefold() in lexicon.question_words
 
 
 def _spans_of(text: str, named: Sequence[str]) -> list[tuple[int, int]]:
@@ -277,6 +290,7 @@ class Planner:
             not_names=tuple(not_names),
             relation=self._relation(query, entities),
             asked_kind=kinds.asked_for(query.text) if kinds is not None else NO_KIND,
+            asks=is_question(query.raw, lexicon, words=query.text),
             problems=tuple(problems),
             lexicon=lexicon,
         )
@@ -320,6 +334,12 @@ class Planner:
                 dropped.append((surface, f"a common word (in {share:.0%} of notes)"))
         # A word the query repeats is one reason, said once.
         return kept, list(dict.fromkeys(because)), list(dict.fromkeys(dropped))
+
+    def is_rare(self, surface: str) -> bool:
+        """Whether one of the content words of `surface` is in at most `common_name_share` of
+        the notes (False where the vault's term statistics are not at hand)."""
+        share = self._rarest_share(surface)
+        return share is not None and share <= self._common_share
 
     def _rarest_share(self, surface: str) -> float | None:
         """The share of notes holding the rarest content word of `surface` (None: not measured)."""

@@ -8,7 +8,7 @@ measures is exactly what the search did.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from engine.config import FusionConfig
 from engine.kinds import with_hops
@@ -84,9 +84,11 @@ def fuse(
     factors: Mapping[str, Mapping[str, float]] | None = None,
     votes: dict[str, dict[str, float]] | None = None,
     from_notes: Mapping[str, str] | None = None,
+    bridge: Bridge | None = None,
 ) -> list[tuple[str, float]]:
     """The engine's whole fusion step: weighted RRF with the configured k, weights and
-    depths, then floors, then the graph's best answer kept in the top five.
+    depths, then floors, then the graph's best answer kept in the top five, then a
+    question's `bridge` (`keep_bridge`).
 
     `relational` marks a question about an entity's relations ("Who advises X?"),
     which the graph channel answers: its weight is multiplied by `relational_graph_boost`.
@@ -106,7 +108,55 @@ def fuse(
         factors=factors if live > 1 else None,
         votes=votes,
     )
-    return keep_graph_best(apply_floors(fused, floors), rankings.get("graph", ()), config, from_notes or {})
+    fused = keep_graph_best(apply_floors(fused, floors), rankings.get("graph", ()), config, from_notes or {})
+    return keep_bridge(fused, rankings, config, bridge) if bridge is not None else fused
+
+
+@dataclass(frozen=True)
+class Bridge:
+    """What a question's bridge is read from (`keep_bridge`): the first note as fused
+    (`source`), the notes that name a rare name it names (note → those names), and the
+    query terms full text matched in each of them and in the source."""
+
+    source: str
+    naming: Mapping[str, tuple[str, ...]]
+    matched: Mapping[str, Collection[str]]
+
+
+def keep_bridge(
+    fused: list[tuple[str, float]],
+    rankings: Mapping[str, Sequence[str]],
+    config: FusionConfig,
+    bridge: Bridge,
+) -> list[tuple[str, float]]:
+    """A question's next hop by a name takes place `bridge_place`, with the score of the
+    note it moves down (the list stays in score order).
+
+    "The waterfall in the country where the Bubye River is found": the first note,
+    *Bubye River*, names Zimbabwe, which the question does not say; *Victoria Falls* names
+    it too and matches "waterfall", which *Bubye River* does not. The text channels rank
+    it far down (it shares one word with the question), and the graph does not reach it.
+    The candidate is the best-ranked note of the full-text and vector lists (as deep as
+    fusion counts them) that names one of the first note's rare names and matches a query
+    term the first note does not. It moves up only where the first note is still the one
+    the names were read from (a re-fusion without a channel may put another first), it is
+    not in the places before, and the note it moves down has no graph vote: the graph's
+    answers there are what the kept graph answer and the relation rules put there.
+    """
+    place = config.bridge_place
+    if place <= 0 or len(fused) < place or fused[0][0] != bridge.source:
+        return fused
+    chosen = bridge_choice(rankings, config, bridge)
+    if chosen is None:
+        return fused
+    head = [key for key, _ in fused[:place]]
+    graph = rankings.get("graph", ())[: config.depths.get("graph", 0)]
+    if chosen in head or head[place - 1] in graph:
+        return fused
+    rest = [(key, score) for key, score in fused[place - 1 :] if key != chosen]
+    if len(rest) == len(fused) - place + 1:
+        return fused  # not fused at all (outside a filter's notes)
+    return [*fused[: place - 1], (chosen, fused[place - 1][1]), *rest]
 
 
 def keep_graph_best(
@@ -133,6 +183,19 @@ def keep_graph_best(
     if len(rest) == len(fused) - place + 1:
         return fused  # not fused at all (a graph answer outside a filter's notes)
     return [*fused[: place - 1], (missing, fused[place - 1][1]), *rest]
+
+
+def bridge_choice(rankings: Mapping[str, Sequence[str]], config: FusionConfig, bridge: Bridge) -> str | None:
+    """The note `keep_bridge` moves up, wherever it is: the best-ranked of the full-text and
+    vector lists (as deep as fusion counts them) that names one of the source's rare names
+    and matches a query term the source does not (ties by path)."""
+    source_terms = set(bridge.matched.get(bridge.source, ()))
+    best: dict[str, int] = {}
+    for name in ("fulltext", "vectors"):
+        for rank, key in enumerate(rankings.get(name, ())[: config.depths.get(name, 0)]):
+            if key in bridge.naming and key != bridge.source and set(bridge.matched.get(key, ())) - source_terms:
+                best[key] = min(best.get(key, rank), rank)
+    return min(best, key=lambda key: (best[key], key)) if best else None
 
 
 def term_coverage(
@@ -356,6 +419,7 @@ def refuse(
         factors=trace.factors,
         votes=votes,
         from_notes=trace.graph_from_notes,
+        bridge=Bridge(trace.bridged_from, trace.bridged, trace.matched) if trace.bridged_from else None,
     )
     if trace.fallback:
         found = {key for key, _ in fused}

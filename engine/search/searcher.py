@@ -48,7 +48,9 @@ from engine.search.evidence import (
 from engine.search.fallback import FlatScan, FuzzySearch
 from engine.search.filters import FactsTable, text_has_phrase
 from engine.search.fusion import (
+    Bridge,
     answers_relation,
+    bridge_choice,
     fusion_factors,
     refuse,
     weighted_rrf,
@@ -257,11 +259,13 @@ class Searcher:
         if len(wanted) > 1:
             scanned = self._fallback(plan, trace, fusion, limit, statuses, candidates)
             trace = replace(trace, fallback=tuple(scanned))
+        if plan.asks and fusion.bridge_place > 0 and len(wanted) > 1 and "fulltext" in answers:
+            trace = _degrading(statuses, "fulltext", lambda: self._with_bridge(plan, trace, answers["fulltext"], fusion), trace)
         votes: dict[str, dict[str, float]] = {}
         fused = refuse(trace, fusion, votes=votes)
         if candidates is not None:  # floors, the kind hop and the flat scan answer only inside the filter
             fused = [(path, score) for path, score in fused if path in candidates]
-        hits = self._hits(plan, fused[:limit], answers, set(exact), set(alias), votes, scanned)
+        hits = self._hits(plan, fused[:limit], answers, set(exact), set(alias), votes, scanned, self._next_hop(trace, fused))
         answer_notes = graph_answer.answer_notes if graph_answer is not None else frozenset()
         return SearchResults(
             query=raw,
@@ -439,6 +443,31 @@ class Searcher:
         scale = self._config.graph.chunk_seed_weight / max(weights.values())
         return tuple((key, round(weight * scale, 6)) for key, weight in weights.items())
 
+    def _with_bridge(self, plan: QueryPlan, trace: FusionTrace, fulltext: ChannelAnswer, fusion: FusionConfig) -> FusionTrace:
+        """The trace with what a question's bridge is read from (`fusion.keep_bridge`): the
+        rare names the first fused note names that the question does not say (more than
+        three characters: initials and short codes name many things), the notes of the text
+        channels' lists that name one of them, and the terms full text matched in each."""
+        fused = refuse(trace, fusion)
+        if not fused:
+            return trace
+        source = fused[0][0]
+        said = plan.raw.casefold()
+        written = {m.surface for m in self._catalog.mentions_of([source])}
+        names = {name for name in written if len(name) > 3 and name.casefold() not in said and self._planner.is_rare(name)}
+        if not names:
+            return trace
+        pool = {
+            key for name in ("fulltext", "vectors") for key in trace.rankings.get(name, ())[: fusion.depths.get(name, 0)]
+        }
+        pool.discard(source)
+        naming = self._catalog.naming(names, pool)
+        if not naming:
+            return trace
+        matched = {hit.path: tuple(hit.matched_terms) for hit in fulltext.hits if hit.path in naming or hit.path == source}
+        bridged = {path: tuple(sorted(found)) for path, found in naming.items()}
+        return replace(trace, bridged_from=source, bridged=bridged, matched=matched)
+
     def _fallback(
         self,
         plan: QueryPlan,
@@ -540,9 +569,11 @@ class Searcher:
         alias: set[str],
         votes: Mapping[str, Mapping[str, float]],
         scanned: Mapping[str, tuple[str, ...]],
+        next_hop: tuple[str, tuple[str, tuple[str, ...]]] | None = None,
     ) -> tuple[Hit, ...]:
         """The shown hits: per-channel evidence, a label, the best passage, each channel's
-        vote and whether the note is the one the query names."""
+        vote, whether the note is the one the query names, and a question's next hop
+        (note, (the first result's title, the names both name))."""
         fusion = self._config.fusion
         stop_words = plan.lexicon.stop_words
         by_channel = {name: {h.path: h for h in answer.hits} for name, answer in answers.items()}
@@ -603,9 +634,23 @@ class Searcher:
                         asked, title, self._titles.aliases_of.get(path, ()), exact=path in exact or path in alias
                     ),
                     flat_scan=scanned.get(path, ()) if label == "flat_scan" else (),
+                    next_hop=next_hop[1] if next_hop is not None and next_hop[0] == path else None,
                 )
             )
         return tuple(hits)
+
+    def _next_hop(self, trace: FusionTrace, fused: Sequence[tuple[str, float]]) -> tuple[str, tuple[str, tuple[str, ...]]] | None:
+        """The note a question's bridge put (or found) in the places up to `bridge_place`, with
+        the first result's title and the names both notes name."""
+        place = self._config.fusion.bridge_place
+        if not trace.bridged_from or place <= 0 or not fused or fused[0][0] != trace.bridged_from:
+            return None
+        bridge = Bridge(trace.bridged_from, trace.bridged, trace.matched)
+        lists = {str(name): ranked for name, ranked in trace.rankings.items()}
+        chosen = bridge_choice(lists, self._config.fusion, bridge)
+        if chosen is None or chosen not in {path for path, _ in fused[:place]}:
+            return None
+        return chosen, (self._titles.title_of.get(trace.bridged_from, trace.bridged_from), trace.bridged.get(chosen, ()))
 
     def _weigher(self, statuses: dict[ChannelName, ChannelStatus]) -> Callable[[Sequence[str]], dict[str, float]] | None:
         """Full text's idf weights for fusion; should they fail, every word counts the same and full text is degraded."""

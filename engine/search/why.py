@@ -94,6 +94,22 @@ def explain_rank(
         elif was < rank:
             kept = titles.get(fused[kept_at - 1][0], fused[kept_at - 1][0])
             reasons.append(f"place {kept_at} is kept for the graph's best answer, {kept}: it moved down from {_ordinal(was)}")
+    bridge_at = fusion.bridge_place
+    if rank is not None and trace.bridged_from and bridge_at > 0 and bridge_at <= rank <= bridge_at + 1:
+        unbridged = [key for key, _ in refuse(trace, replace(fusion, bridge_place=0))]
+        was = unbridged.index(path) + 1 if path in unbridged else rank
+        source = titles.get(trace.bridged_from, trace.bridged_from)
+        if was > rank:
+            names = ", ".join(trace.bridged.get(path, ())[:3])
+            reasons.append(
+                f"the question's next hop: it names {names}, as the first result, {source}, does, and matches "
+                f"words of the question that {source} does not; it takes place {bridge_at} (it fused {_ordinal(was)})"
+            )
+        elif was < rank:
+            moved = titles.get(fused[bridge_at - 1][0], fused[bridge_at - 1][0])
+            reasons.append(
+                f"place {bridge_at} is kept for the question's next hop from {source}, {moved}: it moved down from {_ordinal(was)}"
+            )
     if path in trace.fallback:
         reasons.insert(0, "no channel found it; only the flat scan of titles and fuzzy terms did")
     if rank is None:

@@ -21,6 +21,7 @@ from engine.present import (
     context_to_json,
     duration_text,
     highlighted,
+    next_hop_text,
     one_line,
     progress_text,
     reading_text,
@@ -369,6 +370,8 @@ def _search(args: argparse.Namespace) -> int:
             out.write(f"      fused score {hit.score} ({votes or 'no channel'}); create_safety {hit.create_safety}\n")
             if hit.flat_scan:
                 out.write(f"      flat scan: {one_line(', '.join(hit.flat_scan))}\n")
+            if hit.next_hop is not None:
+                out.write(f"      next hop: {one_line(next_hop_text(hit.next_hop))}\n")
     if not results.hits:
         out.write("no results\n")
     if args.explain:

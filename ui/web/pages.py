@@ -18,6 +18,7 @@ from engine.present import (
     badges,
     colliding_titles,
     count_text,
+    next_hop_text,
     printable_path,
     relation_text,
     split_hits,
@@ -284,7 +285,12 @@ def _explain_hit(hit: Hit) -> str:
         '<table class="explain explain-only"><thead><tr><th>channel</th><th>rank</th><th>score</th>'
         f"<th>detail</th></tr></thead><tbody>{rows}"
         f'<tr class="fused"><td>fused</td><td></td><td>{hit.score:.4g}</td><td>{e(hit.label)}</td></tr>'
-        "</tbody></table>"
+        + (
+            f'<tr class="next-hop"><td>next hop</td><td></td><td></td><td>{e(next_hop_text(hit.next_hop))}</td></tr>'
+            if hit.next_hop is not None
+            else ""
+        )
+        + "</tbody></table>"
     )
 
 
