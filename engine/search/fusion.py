@@ -153,10 +153,7 @@ def keep_bridge(
     graph = rankings.get("graph", ())[: config.depths.get("graph", 0)]
     if chosen in head or head[place - 1] in graph:
         return fused
-    rest = [(key, score) for key, score in fused[place - 1 :] if key != chosen]
-    if len(rest) == len(fused) - place + 1:
-        return fused  # not fused at all (outside a filter's notes)
-    return [*fused[: place - 1], (chosen, fused[place - 1][1]), *rest]
+    return _moved_up(fused, place, chosen)
 
 
 def keep_graph_best(
@@ -179,10 +176,17 @@ def keep_graph_best(
     source = from_notes.get(missing)
     if source is None or source not in {key for key, _ in fused[:_KEPT_FROM_TOP]}:
         return fused
-    rest = [(key, score) for key, score in fused[place - 1 :] if key != missing]
+    return _moved_up(fused, place, missing)
+
+
+def _moved_up(fused: list[tuple[str, float]], place: int, key: str) -> list[tuple[str, float]]:
+    """`fused` with `key` (further down) at `place`, with the score of the note it moves
+    down, so the list stays in score order; unchanged if `key` is not in it (a note
+    outside a filter's notes)."""
+    rest = [(other, score) for other, score in fused[place - 1 :] if other != key]
     if len(rest) == len(fused) - place + 1:
-        return fused  # not fused at all (a graph answer outside a filter's notes)
-    return [*fused[: place - 1], (missing, fused[place - 1][1]), *rest]
+        return fused
+    return [*fused[: place - 1], (key, fused[place - 1][1]), *rest]
 
 
 def bridge_choice(rankings: Mapping[str, Sequence[str]], config: FusionConfig, bridge: Bridge) -> str | None:
