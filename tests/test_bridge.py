@@ -83,9 +83,9 @@ def test_the_best_ranked_of_several_next_hops_is_the_one() -> None:
     assert kept[4][0] == "other"
 
 
-def _vault(root: Path) -> Path:
+def _vault(root: Path, pages: int = 7) -> Path:
     """The answer names the country the first hop names and matches "waterfall"; seven notes
-    share more of the question's words, and seventy others make the country a rare name."""
+    (`pages`) share more of the question's words, and seventy others make the country a rare name."""
     root.mkdir()
     (root / "Bubye River.md").write_text(
         "# Bubye River\n\nThe Bubye River is a river found in the south of Zimbabwe, where it joins the Limpopo.\n",
@@ -94,7 +94,7 @@ def _vault(root: Path) -> Path:
     (root / "Victoria Falls.md").write_text(
         "# Victoria Falls\n\nA waterfall on the Zambezi, on the border of Zimbabwe and Zambia.\n", encoding="utf-8"
     )
-    for i in range(1, 8):
+    for i in range(1, pages + 1):
         (root / f"Atlas page {i}.md").write_text(
             f"# Atlas page {i}\n\nThe name of each river, the country where it is found, and the name of the country's "
             "capital.\n",
@@ -135,3 +135,15 @@ def test_a_question_s_next_hop_by_a_name_takes_the_fifth_place(tmp_path: Path, p
     assert any(r.startswith("place 5 is kept for the question's next hop from Bubye River") for r in down.reasons), down.reasons
     # Not a question: the same words ask for notes about them, and no next hop is read.
     assert not statement.trace.bridged_from
+
+
+def test_a_next_hop_the_fusion_ranks_high_anyway_is_not_badged(tmp_path: Path) -> None:
+    """With two notes sharing the question's words, the answer is fourth on its own merits:
+    nothing moves, and no hit says it was reached as a next hop."""
+    with Engine.open(_vault(tmp_path / "vault", pages=2), index_dir=tmp_path / "index", embedder=None) as engine:
+        engine.reindex()
+        results = engine.search(QUESTION, limit=10, as_you_type=False)
+    paths = [hit.path for hit in results.hits]
+    assert "Victoria Falls.md" in paths[:4], paths
+    assert results.trace.bridged_from == "Bubye River.md"
+    assert all(hit.next_hop is None for hit in results.hits)

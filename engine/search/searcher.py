@@ -640,15 +640,20 @@ class Searcher:
         return tuple(hits)
 
     def _next_hop(self, trace: FusionTrace, fused: Sequence[tuple[str, float]]) -> tuple[str, tuple[str, tuple[str, ...]]] | None:
-        """The note a question's bridge put (or found) in the places up to `bridge_place`, with
-        the first result's title and the names both notes name."""
-        place = self._config.fusion.bridge_place
-        if not trace.bridged_from or place <= 0 or not fused or fused[0][0] != trace.bridged_from:
+        """The note a question's bridge moved up to `bridge_place`, with the first result's
+        title and the names both notes name (None where it moved none: a note the fusion
+        ranks in the first places anyway is there for its own reasons)."""
+        fusion = self._config.fusion
+        place = fusion.bridge_place
+        if not trace.bridged_from or place <= 0 or len(fused) < place or fused[0][0] != trace.bridged_from:
             return None
         bridge = Bridge(trace.bridged_from, trace.bridged, trace.matched)
         lists = {str(name): ranked for name, ranked in trace.rankings.items()}
-        chosen = bridge_choice(lists, self._config.fusion, bridge)
-        if chosen is None or chosen not in {path for path, _ in fused[:place]}:
+        chosen = bridge_choice(lists, fusion, bridge)
+        if chosen is None or fused[place - 1][0] != chosen:
+            return None
+        unbridged = refuse(replace(trace, bridged_from=""), fusion)
+        if chosen in {path for path, _ in unbridged[:place]}:
             return None
         return chosen, (self._titles.title_of.get(trace.bridged_from, trace.bridged_from), trace.bridged.get(chosen, ()))
 
