@@ -770,7 +770,9 @@ class Catalog:
     def naming(self, names: Collection[str], paths: Collection[str]) -> dict[str, set[str]]:
         """Which of `names` (as extracted, exact) each of the notes at `paths` mentions; notes
         that mention none are left out. The filter runs in SQLite: a note may mention
-        hundreds of names, and a search asks this of a hundred notes."""
+        hundreds of names, and a search asks this of a hundred notes. At most 500 names
+        are asked for (the first in sorted order), which keeps one statement's parameters
+        within SQLite's oldest limit with 400 paths."""
         if not names or not paths:
             return {}
         chosen = sorted(names)[:500]
