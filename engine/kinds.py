@@ -124,12 +124,28 @@ class NoteKinds:
             elif (person or found is not None) and self._modifies_next(words, at, text):
                 opening = False
                 continue
-            elif person and self._people.notes:
+            elif self._people.notes and (person or (found is None and self._heads_as_person(words, at, text))):
                 return self._people
             opening = opening and word in lexicon.clause_openers
             if found is not None:
                 return found
         return NO_KIND
+
+    def _heads_as_person(self, words: Sequence[tuple[str, re.Match[str]]], at: int, text: str) -> bool:
+        """Whether the word at `at` is a noun for a person (`Lexicon.person_nouns`) that heads
+        its phrase: "Delta biotech engineers", "the opinionated engineer (likes Postgres,
+        hates meetings)", "senior engineers before joining". In a language whose compounds
+        end in their head, such a noun right before another word that is not a stop word
+        modifies it, and the phrase is about something else: "developer advocacy",
+        "engineer meetings" (meetings), "the thing designers chase"."""
+        lexicon = self._lexicon
+        word, match = words[at]
+        if word not in lexicon.person_nouns:
+            return False
+        if not lexicon.head_last or at + 1 >= len(words):
+            return True
+        following, after = words[at + 1]
+        return bool(text[match.end() : after.start()].strip()) or following in lexicon.stop_words
 
     def _kind_of(self, word: str) -> AskedKind | None:
         """The folder kind a (casefolded) word names, singular or plural."""

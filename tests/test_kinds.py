@@ -66,6 +66,13 @@ def kinds() -> NoteKinds:
         # A comma parts a list, not a compound; "notes" is any note, so the meeting stays.
         ("companies, people and money", "companies", {"Companies/Delta.md", "Companies/Forge.md"}),
         ("meeting notes from the kickoff", "meetings", {"Meetings/2026/Kickoff.md"}),
+        # A noun for a person heading its phrase asks for people, whatever kind follows it.
+        ("The fast-shipping opinionated engineer (likes Postgres, hates meetings)", "people", {"People/Ada Park.md", "Contacts/Bo Li.md", "Inbox/Lin Wu.md"}),
+        ("Delta biotech engineers", "people", {"People/Ada Park.md", "Contacts/Bo Li.md", "Inbox/Lin Wu.md"}),
+        ("Prior experience of Delta senior engineers before joining", "people", {"People/Ada Park.md", "Contacts/Bo Li.md", "Inbox/Lin Wu.md"}),
+        ("designers, meetings and companies", "people", {"People/Ada Park.md", "Contacts/Bo Li.md", "Inbox/Lin Wu.md"}),
+        # Right before another word it modifies that word: the meetings are asked for.
+        ("engineer meetings in March", "meetings", {"Meetings/2026/Kickoff.md"}),
     ],
 )
 def test_a_query_naming_a_kind_asks_for_its_notes(kinds: NoteKinds, query: str, label: str, notes: set[str]) -> None:
@@ -88,6 +95,11 @@ def test_a_query_naming_a_kind_asks_for_its_notes(kinds: NoteKinds, query: str, 
         "meeting attendees for the kickoff",
         "Delta company investors",
         "Forge company founders",
+        # A noun for a person that modifies the next word names no kind ...
+        "developer advocacy as a function",
+        "the thing designers chase before scale",
+        # ... nor does a relation's role noun: the relation rules answer "founders".
+        "the founders of Forge",
     ],
 )
 def test_queries_naming_no_kind(kinds: NoteKinds, query: str) -> None:
@@ -103,6 +115,20 @@ def test_a_language_whose_compounds_do_not_end_in_their_head_reads_the_first_kin
     )
     assert first_kind.asked_for("project meetings").label == "projects"
     assert first_kind.asked_for("meeting attendees").label == "meetings"
+
+
+def test_a_noun_for_a_person_heads_its_phrase_in_a_language_whose_compounds_do_not_end_in_it() -> None:
+    # Without head_last a noun for a person is never read as a modifier: it asks for people.
+    head_first = NoteKinds(
+        [path for path, _ in NOTES], (), analyze_text, lexicon=dataclasses.replace(ENGLISH, head_last=False)
+    )
+    assert head_first.asked_for("developer advocacy").label == "people"
+    assert head_first.asked_for("meetings with engineers").label == "meetings"
+
+
+def test_without_people_a_noun_for_a_person_asks_for_nothing() -> None:
+    kinds = NoteKinds(["Companies/Delta.md", "Meetings/a.md", "Notes/a.md", "Notes/b.md"], (), analyze_text)
+    assert kinds.asked_for("engineers who hate meetings").label == "meetings"
 
 
 def test_who_asks_for_people_when_the_vault_files_no_organisations() -> None:

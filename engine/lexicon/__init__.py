@@ -104,6 +104,11 @@ class Lexicon:
     clause_marks: frozenset[str] = frozenset()
     # Frontmatter properties that describe a note in a line, first found first used.
     description_properties: tuple[str, ...] = ()
+    # Nouns that name a person by what they do ("engineer", "designers"): heading a query
+    # ("the opinionated engineer (hates meetings)", "Delta biotech engineers") they ask for
+    # the vault's people (engine/kinds.py). A relation's role nouns ("founders", "advisors")
+    # are not among them: the relation rules answer those.
+    person_nouns: frozenset[str] = frozenset()
     # Words that open a question ("what", "which", "is"): a query opening with one, or ending
     # with a question mark, asks for something a note names (engine/search/fusion.py).
     question_words: frozenset[str] = frozenset()
@@ -141,8 +146,9 @@ class Lexicon:
         words = {
             f.name: _sorted(getattr(self, f.name))
             for f in dataclasses.fields(self)
-            # known_words is loaded on use, from the model's vocabulary; questions are read from queries only.
-            if f.init and f.name not in ("known_words", "question_words")
+            # known_words is loaded on use, from the model's vocabulary; questions and the
+            # nouns that ask for people are read from queries only.
+            if f.init and f.name not in ("known_words", "question_words", "person_nouns")
         }
         words["relations"] = [_sorted(dataclasses.astuple(relation)) for relation in self.relations]
         return hashlib.sha256(json.dumps(words, sort_keys=True, default=str).encode()).hexdigest()[:16]

@@ -52,6 +52,16 @@ ENGLISH = Lexicon(
         "is", "are", "was", "were", "did", "does", "do", "can", "could", "has", "have", "had",
     }),
     person_words=frozenset({"someone", "somebody", "anyone", "anybody", *_PERSON_MARKS}),
+    person_nouns=frozenset(
+        noun + ending
+        for noun in (
+            "engineer", "developer", "programmer", "designer", "manager", "leader", "director",
+            "executive", "scientist", "researcher", "analyst", "consultant", "lawyer", "doctor",
+            "teacher", "professor", "writer", "author", "artist", "journalist", "editor",
+            "recruiter", "mentor", "expert", "colleague", "friend",
+        )
+        for ending in ("", "s")
+    ),
     clause_openers=frozenset({"and", "but", "so", "or", "then"}),
     person_marks=_PERSON_MARKS,
     organisation_marks=frozenset(
