@@ -98,6 +98,8 @@ def test_a_query_naming_a_kind_asks_for_its_notes(kinds: NoteKinds, query: str, 
         # A noun for a person that modifies the next word names no kind ...
         "developer advocacy as a function",
         "the thing designers chase before scale",
+        # A tool's name is not a person's: "manager" and "editor" are left out of the list.
+        "a good password manager",
         # ... nor does a relation's role noun: the relation rules answer "founders".
         "the founders of Forge",
     ],

@@ -55,10 +55,12 @@ ENGLISH = Lexicon(
     person_nouns=frozenset(
         noun + ending
         for noun in (
-            "engineer", "developer", "programmer", "designer", "manager", "leader", "director",
-            "executive", "scientist", "researcher", "analyst", "consultant", "lawyer", "doctor",
-            "teacher", "professor", "writer", "author", "artist", "journalist", "editor",
-            "recruiter", "mentor", "expert", "colleague", "friend",
+            # Not "manager", "editor" or "writer": a password manager, a text editor and a
+            # file writer are tools, and a query names them as often as people.
+            "engineer", "developer", "programmer", "designer", "leader", "director", "executive",
+            "scientist", "researcher", "analyst", "consultant", "lawyer", "doctor", "teacher",
+            "professor", "author", "artist", "journalist", "recruiter", "mentor", "expert",
+            "colleague", "friend",
         )
         for ending in ("", "s")
     ),
