@@ -507,6 +507,15 @@ class Catalog:
         row = self._conn().execute("SELECT body, body_line_offset FROM notes WHERE path=?", (path,)).fetchone()
         return None if row is None else NoteBody(str(row[0]), int(row[1]))
 
+    def note_texts(self, paths: Iterable[str]) -> Iterator[tuple[str, str]]:
+        """(path, indexed body) of each of `paths` the catalog holds, read 500 at a time."""
+        wanted = list(paths)
+        conn = self._conn()
+        for start in range(0, len(wanted), 500):
+            part = wanted[start : start + 500]
+            rows = conn.execute(f"SELECT path, body FROM notes WHERE path IN ({','.join('?' * len(part))})", part)
+            yield from ((str(path), str(body)) for path, body in rows)
+
     def note_rows(self, paths: Iterable[str] | None = None) -> Iterator[NoteRow]:
         """Rows for the full-text channel (all notes, or the given paths)."""
         sql = "SELECT id, path, title, aliases, tags, headings, body, sha FROM notes"

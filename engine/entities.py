@@ -127,11 +127,16 @@ def _latin_folds() -> dict[int, str]:
 # "Jose Alvarez" names José Álvarez: people type names without their accents. Only Latin
 # letters fold; kana keep their voicing marks (げ is not け).
 _FOLDS = LATIN_FOLDS = _latin_folds()
+# The same folds as a pattern: a text with a few accents is scanned in C, not read a
+# character at a time by `str.translate` (about 60 ns a character).
+_FOLDABLE = re.compile("[" + "".join(re.escape(chr(code)) for code in sorted(_FOLDS)) + "]")
 
 
 def fold_accents(text: str) -> str:
     """`text` with accented Latin letters replaced by their base letters (the full text folds the same)."""
-    return text.translate(_FOLDS)
+    if text.isascii():
+        return text
+    return _FOLDABLE.sub(lambda m: _FOLDS[ord(m.group())], text)
 # Query and dictionary tokens: word characters with inner `.`, `-`, `'` (config.yaml, e-mail);
 # each Han, kana or Hangul character is a token of its own, as those scripts put no space
 # between words: the title "ホーム画面" is then found inside "ホーム画面の設定を変更する".

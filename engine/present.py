@@ -238,7 +238,7 @@ QUERY_SYNTAX_HELP = """\
 | type | finds |
 | --- | --- |
 | `offline sync` | notes about the words (full text, meaning and the entity graph together) |
-| `"vector tiles"` | only notes holding the exact phrase (in a long question, quotes are words) |
+| `"vector tiles"`, `"in your vault"` | only notes holding the exact phrase, stop words and all (in a long question, quotes are words; a phrase with no letter or digit is ignored, and the chips say so) |
 | `-android`, `-"feature flag"` | leaves out notes holding the word or phrase |
 | `sync OR merge` | notes holding either word |
 | `tag:project` | notes tagged #project or #project/… |
@@ -250,8 +250,8 @@ QUERY_SYNTAX_HELP = """\
 | `last week`, `yesterday's standup`, `in March` | a date filter, in a short query |
 
 Filters alone (`tag:meeting last week`) list the matching notes, newest first. A word
-the vault has never seen is read as the vault's word one typo away ("kikcoff" →
-kickoff), and the chips above the results say how the query was read.
+the vault has never seen (of 4 to 24 letters) is read as the vault's word one typo away
+("kikcoff" → kickoff), and the chips above the results say how the query was read.
 """
 
 # Below the last confident hit, this many nearest notes are shown under a divider.

@@ -253,6 +253,35 @@ def test_unlinked_mentions_and_backlinks_of_a_note_of_brackets_come_fast(tmp_pat
     assert all(len(b.context) <= 301 and b.context.startswith("Atlas Atlas ") for b in backlinks)
 
 
+# -- hostile queries ---------------------------------------------------------------------
+
+
+def _search(vault: Path, index: Path, queries: list[str]) -> list[tuple[list[str], tuple[str, ...]]]:
+    with Engine.open(vault, index_dir=index, embedder=None) as eng:
+        eng.reindex(embed=False)
+        found = []
+        for query in queries:
+            results = eng.search(query, as_you_type=True)
+            found.append(([hit.path for hit in results.hits], results.reading.notes))
+        return found
+
+
+def test_hostile_queries_are_answered_fast(tmp_path: Path) -> None:
+    # A long word was read as a typo: every variant one edit away was stemmed, so the work
+    # grew with the square of its length (228 Greek letters took 10 s; these, hours). Each
+    # phrase without a letter or digit read every note's text (99 of them over 173 notes, 9 s).
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    for n in range(50):
+        (vault / f"Note {n}.md").write_text(f"# Note {n}\n\n" + "Tiles -> maps, `code` and [[links]]. " * 60, "utf-8")
+    wordless = [f'"{a}{b}{c}{d}"' for a in "`->?!" for b in "`->?!" for c in "`->?!" for d in "`->?!*"]
+    queries = ["Ω" * 3000, "tiles " + "x" * 20_000, "tiles " + " ".join(wordless * 2)]
+    (greek, _), (latin, _), (phrases, notes) = _within_limit(_search, vault, tmp_path / "index", queries)
+    assert greek == []  # no correction reads it as a word of the vault
+    assert len(latin) == len(phrases) == 20  # "tiles" finds the notes
+    assert notes[0].startswith("“````”, “```-”, “```>” and ") and notes[0].endswith(" more has no letter or digit to search for: ignored")
+
+
 # -- the full-text analyzer and the entity dictionary ----------------------------------
 
 

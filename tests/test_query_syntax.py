@@ -54,6 +54,45 @@ def test_a_phrase_is_required_and_an_exclusion_leaves_notes_out(engine: Engine) 
     assert "Maps/Android Tiles.md" not in paths(engine, 'vector tiles -"android phones"')
 
 
+def test_a_phrase_with_stop_words_finds_the_notes_that_say_it(engine: Engine) -> None:
+    # "the" and "of" have no index term: the notes' text decides on them, the index only
+    # narrows by the words it holds (before, a stop word narrowed to no note at all).
+    assert paths(engine, '"the kickoff of atlas"') == ["Meetings/Atlas Kickoff.md"]
+    assert paths(engine, '"for one area"') == ["Glossary/Tile Pack.md"]
+    assert "Meetings/Atlas Kickoff.md" not in paths(engine, 'atlas -"the kickoff"')
+    # A phrase of stop words alone is looked for in every note.
+    assert paths(engine, '"to the"') == ["Projects/Offline Map Tiles.md"]
+
+
+def test_a_phrase_is_looked_for_again_after_a_save(tmp_path: Path) -> None:
+    # The notes holding a phrase are kept between keystrokes, and dropped when a note changes.
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "A.md").write_text("# A\n\nThe road to the sea.\n", encoding="utf-8")
+    (vault / "B.md").write_text("# B\n\nA road by the hills.\n", encoding="utf-8")
+    with Engine.open(vault, index_dir=tmp_path / "index", embedder=None) as opened:
+        opened.reindex(embed=False)
+        assert paths(opened, '"to the"') == ["A.md"]
+        assert paths(opened, '"to the"', typing=True) == ["A.md"]
+        note = opened.read_note("B.md")
+        opened.save_note("B.md", note.text + "Back to the town.\n", expected_sha=note.sha)
+        assert sorted(paths(opened, '"to the"')) == ["A.md", "B.md"]
+
+
+def test_a_phrase_without_a_letter_or_digit_is_ignored_and_said_so(engine: Engine) -> None:
+    results = engine.search('tiles "->" -"`"', as_you_type=False)
+    assert results.hits and results.reading.notes == (
+        "“->”, “`” has no letter or digit to search for: ignored",
+    )
+    assert not [c for c in results.reading.chips if c.kind == "phrase"]
+    assert [h.path for h in results.hits] == paths(engine, "tiles")
+
+
+def test_a_phrase_said_twice_is_one_phrase() -> None:
+    parsed = parse_query('"vector tiles" "vector tiles" -"android" -"android"')
+    assert parsed.phrases == ("vector tiles",) and parsed.excluded_phrases == ("android",)
+
+
 def test_the_snippet_opens_on_the_phrase_and_highlights_it_whole(engine: Engine) -> None:
     hit = next(h for h in engine.search('"vector data"', as_you_type=False).hits if h.path == "Maps/Raster.md")
     shown = [hit.snippet.text[a:b] for a, b in hit.snippet.highlights]

@@ -20,13 +20,21 @@ from engine.entities import displayed_text, fold_accents
 from engine.errors import IndexCorrupt
 from engine.query import Query
 from engine.records import ChannelHit, ChannelName
-from engine.tokens import normalize_text
+from engine.tokens import normalize_text, script_of
 
 log = logging.getLogger("cairn.fulltext")
 
 _FIELDS = ("title", "aliases", "headings", "tags", "body")
 # Prefix expansions come from buckets of terms sharing their first letters.
 _ALPHABET = "abcdefghijklmnopqrstuvwxyz"
+# The letters a slip may put in a word, by the word's script (engine/tokens.py): a Greek
+# word with a Latin letter in it reads as no word of the vault. A word of another script
+# tries its own letters.
+_ALPHABETS: dict[str, str] = {
+    "latin": _ALPHABET,
+    "greek": "αβγδεζηθικλμνξοπρσςτυφχψωάέήίόύώϊϋΐΰ",
+    "cyrillic": "абвгдеёжзийклмнопрстуфхцчшщъыьэюяіїєґў",
+}
 # The most letters a stemmer takes off a word ("business" → "busi").
 _STEM_TAIL = 4
 # A typed word's expansions are read from the terms sharing its first three letters: a
@@ -40,6 +48,11 @@ _KEPT_EXPANSIONS = 4096
 _FUZZY_BUCKET_CHARS = 2
 # Shorter words have too many neighbours one edit away to be worth a fuzzy guess.
 _FUZZY_MIN_CHARS = 4
+# Longer words are not read as typos: each of a word's letters is tried deleted, swapped,
+# replaced and inserted, and each variant stemmed, so the work grows with the square of the
+# word's length (a pasted run of 228 letters took 10 s at one keystroke). A longer word is
+# searched as typed (the vectors still read it).
+_CORRECTED_MAX_CHARS = 24
 # Whoosh's multi-process writer pays off only for big batches (worker start-up, extra segments).
 _PARALLEL_WRITE_MIN = 2000
 _MAX_WRITER_PROCS = 2
@@ -245,7 +258,7 @@ class FulltextChannel:
             return out
 
     def _correction(self, scorer: BulkScorer, word: str, whole_words: Callable[[], Collection[str]]) -> tuple[str, str] | None:
-        if len(word) < 4 or not word.isalpha():
+        if not 4 <= len(word) <= _CORRECTED_MAX_CHARS or not word.isalpha():
             return None
         stems = self.analyze(word)
         if not stems or any(self._frequency(scorer, stem) for stem in stems):
@@ -253,7 +266,7 @@ class FulltextChannel:
         known = whole_words()
         if word in known:
             return None
-        letters = sorted(set(_ALPHABET) | set(word))
+        letters = sorted(set(_ALPHABETS.get(script_of(word), "")) | set(word))
         # Every variant one edit away, with the kind of edit: deletions first (a doubled or
         # stray letter is the commonest slip), then swaps, replacements and insertions. Of
         # the variants most notes hold, the first kind (then the shorter) is the one shown.

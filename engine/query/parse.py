@@ -51,6 +51,8 @@ _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}$")
 # ('Who sang "Dear Brother" on the 1968 album?') that the answer note need not contain.
 MAX_WORDS_WITH_TIME = 6
 MAX_WORDS_WITH_PHRASE = 6
+# Phrases without a letter or digit named in the reading that says they were ignored.
+_SHOWN_WORDLESS = 3
 
 
 @dataclass(frozen=True)
@@ -231,21 +233,32 @@ def _take_phrases(text: str, phrases: list[str], excluded: list[str], readings: 
     """
     long_question = len(_WORD.findall(_PHRASE.sub(" ", text))) > MAX_WORDS_WITH_PHRASE
     as_words: list[str] = []
+    wordless: list[str] = []
 
     def phrase(m: re.Match[str]) -> str:
         inner = " ".join(m.group(2).split())
         if not inner:
             return " "
-        if m.group(1):
-            excluded.append(inner)
+        if not any(c.isalnum() for c in inner):
+            # Nothing of it is indexed, so only reading every note could tell: not at a keystroke.
+            wordless.append(inner)
+        elif m.group(1):
+            if inner not in excluded:
+                excluded.append(inner)
         elif long_question:
             as_words.append(inner)
             return f" {inner} "
-        else:
+        elif inner not in phrases:
             phrases.append(inner)
         return " "
 
     text = _PHRASE.sub(phrase, text)
+    if wordless:
+        shown = list(dict.fromkeys(wordless))
+        quoted = ", ".join(f"“{words}”" for words in shown[:_SHOWN_WORDLESS])
+        if len(shown) > _SHOWN_WORDLESS:
+            quoted += f" and {len(shown) - _SHOWN_WORDLESS} more"
+        readings.append(f"{quoted} has no letter or digit to search for: ignored")
     if as_words:
         quoted = ", ".join(f"“{words}”" for words in as_words)
         readings.append(f"{quoted} read as words, not an exact phrase: the query is a long question")

@@ -46,7 +46,7 @@ from engine.search.evidence import (
     normalized_name,
 )
 from engine.search.fallback import FlatScan, FuzzySearch
-from engine.search.filters import FactsTable, text_has_phrase
+from engine.search.filters import FactsTable, PhraseMatcher
 from engine.search.fusion import (
     Bridge,
     answers_relation,
@@ -57,6 +57,9 @@ from engine.search.fusion import (
 )
 
 log = logging.getLogger("cairn.search")
+
+# Phrase lookups kept between keystrokes (`Searcher._with_phrase`).
+_KEPT_PHRASES = 64
 
 T = TypeVar("T")
 
@@ -147,6 +150,10 @@ class Searcher:
         # Guards the two tables above against a `prepare` that read the catalog before a change.
         self._tables_lock = threading.Lock()
         self._tables_generation = 0
+        # The notes found holding a phrase, by the phrase and the notes it was looked for
+        # among: every keystroke after a phrase is closed asks again, and reading the notes'
+        # text is the slow part. Dropped with the tables above when notes change.
+        self._phrase_notes: tuple[int, dict[tuple[str, frozenset[str]], frozenset[str]]] = (0, {})
         self._chunks = NoteChunks(catalog)
 
     def refresh_titles(self) -> None:
@@ -226,7 +233,9 @@ class Searcher:
                 reading=reading,
             )
         candidates = self._candidates(plan)
-        if plan.only_filters:
+        # Phrases of stop words alone ("to the") give the channels nothing to look up: the
+        # notes that say them are listed as a filter's are.
+        if plan.only_filters or (plan.phrases and not plan.stems):
             return self._listing(raw, plan, candidates, wanted, limit, started, reading)
         if candidates is not None:
             plan = replace(plan, candidates=candidates)
@@ -328,16 +337,25 @@ class Searcher:
         if index and self._notes_with is not None:
             try:
                 for word in words:
-                    narrowed &= self._notes_with(word)
+                    # A stop word has no index term ("in your vault"): the notes' text decides on it.
+                    if self._stem is None or self._stem(word):
+                        narrowed &= self._notes_with(word)
             except Exception:
                 log.debug("full text could not narrow the phrase %r", phrase, exc_info=True)
                 narrowed = set(within)
-        found: set[str] = set()
-        for path in narrowed:
-            body = self._catalog.note_body(path)
-            title = self._titles.title_of.get(path, "")
-            if body is not None and (text_has_phrase(body.text, phrase) or text_has_phrase(title, phrase)):
-                found.add(path)
+        key = (phrase, frozenset(narrowed))
+        with self._tables_lock:
+            generation, (kept_for, kept) = self._tables_generation, self._phrase_notes
+            titles = self._titles
+        if kept_for == generation and key in kept:
+            return set(kept[key])
+        holds = PhraseMatcher(phrase)
+        found = {path for path, body in self._catalog.note_texts(narrowed) if holds(body) or holds(titles.title_of.get(path, ""))}
+        with self._tables_lock:
+            if generation == self._tables_generation:
+                if self._phrase_notes[0] != generation or len(self._phrase_notes[1]) >= _KEPT_PHRASES:
+                    self._phrase_notes = (generation, {})
+                self._phrase_notes[1][key] = frozenset(found)
         return found
 
     def _listing(

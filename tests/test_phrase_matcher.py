@@ -1,0 +1,35 @@
+"""A phrase is looked for in what a note shows, and the shortcut that skips rewriting links agrees."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engine.search.filters import PhraseMatcher, text_has_phrase
+
+_PIECES = [
+    "have", "out", "Have", "OUT", "outline", "the", "to", "café", "cafe", "x", "2026",
+    " ", " ", "  ", "\n", "\t", ".", ",", "!", "_", "-", "'", "#", "|", "/",
+    "[[", "]]", "[", "]", "(", ")", "](", "[[out]]", "[[have|out]]", "[[Out.md]]", "[[a/out]]",
+    "[[#out]]", "[[x|]]", "[[#h]]", "[[note#out|have]]", "![[out]]", "[out](x.md)", "[](y)",
+    "[ have ](z)", "[[have out]]", "[[have\\|out]]", "`", "*", "ß", "İ", "e\u0301", "Ü", "[[Café]]", "ﬁ",
+]
+_TEXTS = st.lists(st.sampled_from(_PIECES), max_size=24).map("".join)
+_PHRASES = st.lists(st.sampled_from(["have", "out", "the", "to", "x", "line", "cafe", "café", "have,", "out.", "2026", "ss", "ue", "fi"]), min_size=1, max_size=3).map(" ".join)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(text=_TEXTS, phrase=_PHRASES)
+def test_the_shortcut_agrees_with_reading_what_the_note_shows(text: str, phrase: str) -> None:
+    assert PhraseMatcher(phrase)(text) == text_has_phrase(text, phrase)
+
+
+def test_what_a_link_shows_is_read_and_what_it_hides_is_not() -> None:
+    holds = PhraseMatcher("have out")
+    assert holds("We have [[out]] here.")  # the link shows "out"
+    assert holds("We [[x|have]] out here.")
+    assert not holds("We [[have out|x]] here.")  # the target is hidden behind "x"
+    assert not holds('We [x](y "have out") here.')  # a link's title is not shown
+    assert holds("We have\n  out here.")
+    assert holds("We HAVE out.") and not holds("We have, out.")
+    assert PhraseMatcher("cafe au lait")("Un café au lait.")
