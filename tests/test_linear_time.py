@@ -274,9 +274,12 @@ def test_hostile_queries_are_answered_fast(tmp_path: Path) -> None:
     vault.mkdir()
     for n in range(50):
         (vault / f"Note {n}.md").write_text(f"# Note {n}\n\n" + "Tiles -> maps, `code` and [[links]]. " * 60, "utf-8")
+    # A phrase is looked for in each note's own text through a pattern over its links.
+    (vault / "Brackets.md").write_text("[[" + "have out " * 50_000 + "\n" + "[[have" * 50_000 + "\n", "utf-8")
     wordless = [f'"{a}{b}{c}{d}"' for a in "`->?!" for b in "`->?!" for c in "`->?!" for d in "`->?!*"]
-    queries = ["Ω" * 3000, "tiles " + "x" * 20_000, "tiles " + " ".join(wordless * 2)]
-    (greek, _), (latin, _), (phrases, notes) = _within_limit(_search, vault, tmp_path / "index", queries)
+    queries = ["Ω" * 3000, "tiles " + "x" * 20_000, "tiles " + " ".join(wordless * 2), '"have out"']
+    (greek, _), (latin, _), (phrases, notes), (brackets, _) = _within_limit(_search, vault, tmp_path / "index", queries)
+    assert brackets == ["Brackets.md"]
     assert greek == []  # no correction reads it as a word of the vault
     assert len(latin) == len(phrases) == 20  # "tiles" finds the notes
     assert notes[0].startswith("“````”, “```-”, “```>” and ") and notes[0].endswith(" more has no letter or digit to search for: ignored")

@@ -15,7 +15,7 @@ _PIECES = [
     "[ have ](z)", "[[have out]]", "[[have\\|out]]", "`", "*", "ß", "İ", "e\u0301", "Ü", "[[Café]]", "ﬁ",
 ]
 _TEXTS = st.lists(st.sampled_from(_PIECES), max_size=24).map("".join)
-_PHRASES = st.lists(st.sampled_from(["have", "out", "the", "to", "x", "line", "cafe", "café", "have,", "out.", "2026", "ss", "ue", "fi"]), min_size=1, max_size=3).map(" ".join)
+_PHRASES = st.lists(st.sampled_from(["have", "out", "the", "to", "x", "line", "cafe", "café", "have,", "out.", "2026", "ss", "ue", "fi", "!", "x !", "[", "](", "]]"]), min_size=1, max_size=3).map(" ".join)
 
 
 @settings(max_examples=3000, deadline=None)
@@ -33,3 +33,6 @@ def test_what_a_link_shows_is_read_and_what_it_hides_is_not() -> None:
     assert holds("We have\n  out here.")
     assert holds("We HAVE out.") and not holds("We have, out.")
     assert PhraseMatcher("cafe au lait")("Un café au lait.")
+    assert not PhraseMatcher("see !")("see ![[chart]]")  # an embed's `!` is not shown
+    assert PhraseMatcher("see chart")("see ![[chart]]")
+    assert PhraseMatcher("ab")("[[a]][[b]]")  # two links side by side show "ab"

@@ -16,15 +16,13 @@ from dataclasses import dataclass
 from engine.catalog import Catalog
 from engine.entities import displayed_text, fold_accents
 from engine.query.parse import QueryFilter
-from engine.vault.links import MD_LINK, WIKILINK, split_wikilink
+from engine.vault.links import MD_LINK
 
 __all__ = ["FactsTable", "NoteFacts", "PhraseMatcher", "phrase_key", "text_has_phrase"]
 
 _SPACES = re.compile(r"\s+")
 _ALNUM_RUN = re.compile(r"[^\W_]+")
-# `WIKILINK` from its brackets on: the same links, found faster (a pattern that may begin
-# with `!` is tried at every character; one that begins with `[[` skips to the brackets).
-_WIKILINK_FROM_BRACKETS = re.compile(WIKILINK.pattern.removeprefix("(!?)"))
+_ANY_WIKILINK = re.compile(r"\[\[")
 # Filters whose notes are remembered per table (a few queries' worth).
 _FILTERS_REMEMBERED = 32
 
@@ -180,9 +178,15 @@ class PhraseMatcher:
     A note's text shows its links as their displayed text; rewriting them (a function call
     per link) cost a phrase over 3,700 notes of a 10k vault about 1.5 s. A note differs from
     what it shows only inside its links. So where folding case and accents keeps every
-    offset and no link can take part in a match (`_links_apart`), the phrase
-    is in what the note shows exactly when its words, blanks between, are in the note's own
-    text. Any other note is rewritten and compared as `text_has_phrase` does.
+    offset and no link can take part in a match, the phrase is in what the note shows
+    exactly when its words, blanks between, are in the note's own text. A link cannot take
+    part when it is set apart from letters, digits and other links, shows a text that
+    begins and ends with a letter or digit, hides nothing (`[[Name]]`), and none of the
+    phrase's runs of letters and digits could reach into what it shows: set apart, its
+    runs are whole runs of what the note shows, so a match holds one only as the phrase's
+    first run (its end), its last (its start) or one between. For wikilinks one pattern
+    (`_risky`) finds any other link; Markdown links are looked at one by one. Any other
+    note is rewritten and compared as `text_has_phrase` does.
     """
 
     def __init__(self, phrase: str) -> None:
@@ -190,55 +194,67 @@ class PhraseMatcher:
         self._words = self.key.split(" ") if self.key else []
         self._pattern = re.compile(r"\s+".join(re.escape(word) for word in self._words))
         self._runs = _ALNUM_RUN.findall(self.key)
+        # A phrase holding a link's own marks may match them where a link hides them.
+        self._marks = any(mark in self.key for mark in "[]()!|#^/\\")
+        self._risky = _ANY_WIKILINK if self._marks else _risky_wikilinks(self._runs)
 
     def __call__(self, text: str) -> bool:
         if not self.key:
             return False
-        if not ("[[" in text and "](" in text):
+        wiki, markdown = "[[" in text, "](" in text
+        if not (wiki and markdown):
             folded = text.lower() if text.isascii() else fold_accents(text.casefold())
-            if len(folded) == len(text) and ("[" not in text or self._links_apart(text, folded)):
-                return self._pattern.search(folded) is not None
+            if len(folded) == len(text):
+                if wiki:
+                    apart = self._risky.search(folded) is None
+                else:
+                    apart = not markdown or self._markdown_links_apart(text, folded)
+                if apart:
+                    return self._pattern.search(folded) is not None
         return self._pattern.search(fold_accents(displayed_text(text).casefold())) is not None
 
-    def _links_apart(self, text: str, folded: str) -> bool:
-        """Whether no link of `text` could take part in a match of the phrase in what it shows.
-
-        That holds when each link is set apart from letters, digits and other links, shows a text that
-        begins and ends with one, and holds no run of letters and digits of the phrase's:
-        a match reaching into what a link shows would then hold such a run.
-        """
-        wiki = "[[" in text
-        for m in (_WIKILINK_FROM_BRACKETS if wiki else MD_LINK).finditer(text):
+    def _markdown_links_apart(self, text: str, folded: str) -> bool:
+        """Whether no Markdown link of `text` could take part in a match (see the class)."""
+        if self._marks:
+            return False
+        for m in MD_LINK.finditer(text):
             start, end = m.span()
-            if wiki and start > 0 and text[start - 1] == "!":
-                start -= 1  # an embed's `!` is shown as nothing, with the rest of the link
             if _joins_before(text, start) or _joins_after(text, end):
                 return False
-            shown = _shown_by_wikilink(m.group(1)) if wiki else m.group(2)
+            shown = m.group(2)
             if not (shown[:1].isalnum() and shown[-1:].isalnum()):
                 return False
-            if wiki and shown == m.group(1):  # `[[Name]]`: nothing hidden, only what it shows counts
-                if self._may_reach(_ALNUM_RUN.findall(folded[start:end])):
-                    return False
-            elif any(run in folded[start:end] for run in self._runs):
+            if any(run in folded[start:end] for run in self._runs):
                 return False  # the phrase may be in what the link hides, or reach into what it shows
         return True
 
-    def _may_reach(self, shown_runs: list[str]) -> bool:
-        """Whether a match of the phrase may hold any of a link's runs of letters and digits.
 
-        Set apart, the link's runs are whole runs of what the note shows, so a match holds
-        one only as the phrase's first run (its end), its last (its start) or one between.
-        """
-        runs = self._runs
-        if not runs:  # then no match holds a letter or digit, and a set-apart link starts and ends with one
-            return False
-        if len(runs) == 1:
-            return any(runs[0] in shown for shown in shown_runs)
-        middle = set(runs[1:-1])
-        return any(
-            shown.endswith(runs[0]) or shown.startswith(runs[-1]) or shown in middle for shown in shown_runs
-        )
+def _risky_wikilinks(runs: list[str]) -> re.Pattern[str]:
+    """A pattern finding, in folded text, any wikilink that might take part in a match of a
+    phrase with these runs of letters and digits (see `PhraseMatcher`).
+
+    An alias (`[[Target|shown]]`) hides its target: such a link is passed only when none
+    of the runs is anywhere inside it. A heading, block or folder (`#`, `^`, `/`) is never
+    passed. Every branch starts at the link's `[[`, so the pattern skips from link to link.
+    """
+    inside = r"[^\[\]\n]*?"
+    escaped = [re.escape(run) for run in dict.fromkeys(runs)]
+    reach = [r"[#/\\^]", r"\.md\]\]"]  # shows part of what it says, or another name
+    if len(runs) == 1:
+        reach.append(escaped[0])
+    elif runs:
+        reach += [rf"{escaped[0]}(?![^\W_])", rf"(?<![^\W_]){re.escape(runs[-1])}"]
+        reach += [rf"(?<![^\W_]){re.escape(run)}(?![^\W_])" for run in dict.fromkeys(runs[1:-1])]
+    branches = [
+        r"(?<=[^\W_]\[\[)|(?<=[\])!]\[\[)",  # run into from before (a letter, a digit, a link), or an embed
+        r"(?![^\W_])",  # shows a text that does not begin with a letter or digit
+        r"[^\[\]\n|]*+\|(?![^\W_])",  # an alias that does not
+        rf"{inside}(?:{'|'.join(reach)})",
+        r"[^\[\]\n]*+\]\](?:(?<![^\W_]\]\])|(?=[^\W_]|!?\[))",  # ends without one, or runs into what follows
+    ]
+    if escaped:
+        branches.append(rf"(?=[^\[\]\n|]*+\|){inside}(?:{'|'.join(escaped)})")  # a run an alias may hide
+    return re.compile(r"\[\[(?:" + "|".join(branches) + ")")
 
 
 def _joins_before(text: str, start: int) -> bool:
@@ -254,11 +270,3 @@ def _joins_after(text: str, end: int) -> bool:
         return False
     char = text[end]
     return char.isalnum() or char == "[" or (char == "!" and text[end + 1 : end + 2] == "[")
-
-
-def _shown_by_wikilink(inside: str) -> str:
-    """What `displayed_text` shows for a wikilink whose text between its brackets is `inside`."""
-    if not any(mark in inside for mark in "|#/\\^") and not inside.lower().endswith(".md"):
-        return inside.strip()  # `[[Name]]` shows its name (`split_wikilink` would say so, slower)
-    parts = split_wikilink(inside)
-    return parts.display or parts.target.rsplit("/", 1)[-1]
