@@ -513,8 +513,7 @@ class Catalog:
         conn = self._conn()
         for start in range(0, len(wanted), 500):
             part = wanted[start : start + 500]
-            rows = conn.execute(f"SELECT path, body FROM notes WHERE path IN ({','.join('?' * len(part))})", part)
-            yield from ((str(path), str(body)) for path, body in rows)
+            yield from conn.execute(f"SELECT path, body FROM notes WHERE path IN ({','.join('?' * len(part))})", part)
 
     def note_rows(self, paths: Iterable[str] | None = None) -> Iterator[NoteRow]:
         """Rows for the full-text channel (all notes, or the given paths)."""

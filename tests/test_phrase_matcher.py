@@ -24,6 +24,13 @@ def test_the_shortcut_agrees_with_reading_what_the_note_shows(text: str, phrase:
     assert PhraseMatcher(phrase)(text) == text_has_phrase(text, phrase)
 
 
+@settings(max_examples=1000, deadline=None)
+@given(texts=st.lists(_TEXTS, max_size=8), phrase=_PHRASES)
+def test_notes_searched_joined_give_what_each_alone_gives(texts: list[str], phrase: str) -> None:
+    notes = [(f"n{i}", text) for i, text in enumerate(texts)]
+    assert sorted(PhraseMatcher(phrase).holding(notes)) == [name for name, text in notes if text_has_phrase(text, phrase)]
+
+
 def test_what_a_link_shows_is_read_and_what_it_hides_is_not() -> None:
     holds = PhraseMatcher("have out")
     assert holds("We have [[out]] here.")  # the link shows "out"

@@ -11,6 +11,7 @@ over clauses like `Or`.
 
 from __future__ import annotations
 
+import bisect
 import io
 import pickle
 import struct
@@ -30,6 +31,8 @@ from engine.channels.numbering import PathNumbers
 _CACHED_POSTING_LISTS = 8192
 # Clause scores kept per searcher, counted in document entries (16 bytes each: id and score).
 _CACHED_CLAUSE_VALUES = 2_000_000
+# Documents whose paths `BulkScorer.paths_of` looks up one by one; past this, by segment.
+_PATHS_ONE_BY_ONE = 256
 
 
 @dataclass(frozen=True)
@@ -263,6 +266,21 @@ class BulkScorer:
         if path is None:
             path = self._paths[docnum] = str(self.searcher.stored_fields(docnum)["path"])
         return path
+
+    def paths_of(self, docnums: Collection[int]) -> list[str]:
+        """The stored paths of many documents of this searcher.
+
+        Past a few hundred, each segment's list of paths is read whole (once, then kept, as
+        a filter's candidates read it): one stored-fields lookup per document cost 15 µs.
+        """
+        if len(docnums) < _PATHS_ONE_BY_ONE:
+            return [self.path_of(doc) for doc in docnums]
+        bases = [base for _leaf, base in self._leaves]
+        found = []
+        for doc in docnums:
+            leaf, base = self._leaves[bisect.bisect_right(bases, doc) - 1]
+            found.append(self._cache.paths(leaf)[doc - base])
+        return found
 
     def terms(self, field: str, start: str) -> dict[str, int]:
         """Terms of `field` beginning with `start` over all segments, document frequencies summed."""

@@ -312,7 +312,7 @@ class FulltextChannel:
             for stem in stems:
                 docs = set(scorer.docs_with(stem, fields).tolist())
                 found = docs if found is None else found & docs
-            return {scorer.path_of(doc) for doc in found or ()}
+            return set(scorer.paths_of(found)) if found else set()
     def fuzzy_search(self, words: Sequence[str], limit: int) -> list[tuple[str, tuple[str, ...]]]:
         """Notes holding an indexed term one edit from a query word ("atlsa" → atla), best first.
 

@@ -7,7 +7,9 @@ tasks, a note's date) come from the catalog once per catalog generation.
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
+import itertools
 import json
 import re
 from collections.abc import Callable, Collection, Iterable
@@ -23,6 +25,10 @@ __all__ = ["FactsTable", "NoteFacts", "PhraseMatcher", "phrase_key", "text_has_p
 _SPACES = re.compile(r"\s+")
 _ALNUM_RUN = re.compile(r"[^\W_]+")
 _ANY_WIKILINK = re.compile(r"\[\[")
+
+# Between notes searched joined (`PhraseMatcher.holding`): no pattern of a phrase without
+# a NUL crosses it (blanks may start a match, a NUL ends it).
+_NOTE_BREAK = "\n\x00\n"
 # Filters whose notes are remembered per table (a few queries' worth).
 _FILTERS_REMEMBERED = 32
 
@@ -203,7 +209,7 @@ class PhraseMatcher:
             return False
         wiki, markdown = "[[" in text, "](" in text
         if not (wiki and markdown):
-            folded = text.lower() if text.isascii() else fold_accents(text.casefold())
+            folded = _folded(text)
             if len(folded) == len(text):
                 if wiki:
                     apart = self._risky.search(folded) is None
@@ -212,6 +218,39 @@ class PhraseMatcher:
                 if apart:
                     return self._pattern.search(folded) is not None
         return self._pattern.search(fold_accents(displayed_text(text).casefold())) is not None
+
+    def holding(self, notes: Iterable[tuple[str, str]]) -> list[str]:
+        """The names of the (name, text) pairs whose text holds the phrase: as calling this
+        for each, but the texts without Markdown links are searched joined, two patterns
+        for all of them (at 3,700 notes, a fifth of the time)."""
+        found: list[str] = []
+        names: list[str] = []
+        texts: list[str] = []
+        folds: list[str] = []
+        joinable = bool(self.key) and _NOTE_BREAK[1] not in self.key
+        for name, text in notes:
+            if joinable and "](" not in text:
+                folded = _folded(text)
+                if len(folded) == len(text):
+                    names.append(name)
+                    texts.append(text)
+                    folds.append(folded)
+                    continue
+            if self(text):
+                found.append(name)
+        if not folds:
+            return found
+        starts = list(itertools.accumulate((len(f) + len(_NOTE_BREAK) for f in folds[:-1]), initial=0))
+        joined = _NOTE_BREAK.join(folds)
+
+        def note_at(offset: int) -> int:
+            return bisect.bisect_right(starts, offset) - 1
+
+        risky = {note_at(m.start()) for m in self._risky.finditer(joined)}
+        held = {note_at(m.start()) for m in self._pattern.finditer(joined)}
+        found += [names[i] for i in held - risky]
+        found += [names[i] for i in risky if self(texts[i])]
+        return found
 
     def _markdown_links_apart(self, text: str, folded: str) -> bool:
         """Whether no Markdown link of `text` could take part in a match (see the class)."""
@@ -227,6 +266,11 @@ class PhraseMatcher:
             if any(run in folded[start:end] for run in self._runs):
                 return False  # the phrase may be in what the link hides, or reach into what it shows
         return True
+
+
+def _folded(text: str) -> str:
+    """`text` with case and Latin accents folded as `phrase_key` folds them (links left as written)."""
+    return text.lower() if text.isascii() else fold_accents(text.casefold())
 
 
 def _risky_wikilinks(runs: list[str]) -> re.Pattern[str]:

@@ -350,7 +350,8 @@ class Searcher:
         if kept_for == generation and key in kept:
             return set(kept[key])
         holds = PhraseMatcher(phrase)
-        found = {path for path, body in self._catalog.note_texts(narrowed) if holds(body) or holds(titles.title_of.get(path, ""))}
+        found = set(holds.holding(self._catalog.note_texts(narrowed)))
+        found.update(path for path in narrowed - found if holds(titles.title_of.get(path, "")))
         with self._tables_lock:
             if generation == self._tables_generation:
                 if self._phrase_notes[0] != generation or len(self._phrase_notes[1]) >= _KEPT_PHRASES:
