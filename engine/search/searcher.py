@@ -351,7 +351,7 @@ class Searcher:
             return set(kept[key])
         holds = PhraseMatcher(phrase)
         found = set(holds.holding(self._catalog.note_texts(narrowed)))
-        found.update(path for path in narrowed - found if holds(titles.title_of.get(path, "")))
+        found.update(holds.holding((path, titles.title_of.get(path, "")) for path in narrowed - found))
         with self._tables_lock:
             if generation == self._tables_generation:
                 if self._phrase_notes[0] != generation or len(self._phrase_notes[1]) >= _KEPT_PHRASES:
