@@ -187,12 +187,13 @@ class PhraseMatcher:
     offset and no link can take part in a match, the phrase is in what the note shows
     exactly when its words, blanks between, are in the note's own text. A link cannot take
     part when it is set apart from letters, digits and other links, shows a text that
-    begins and ends with a letter or digit, hides nothing (`[[Name]]`), and none of the
-    phrase's runs of letters and digits could reach into what it shows: set apart, its
-    runs are whole runs of what the note shows, so a match holds one only as the phrase's
-    first run (its end), its last (its start) or one between. For wikilinks one pattern
-    (`_risky`) finds any other link; Markdown links are looked at one by one. Any other
-    note is rewritten and compared as `text_has_phrase` does.
+    begins and ends with a letter or digit, hides none of the phrase's runs of letters and
+    digits (an alias's target, a Markdown link's address), and none of those runs could
+    reach into what it shows: set apart, its runs are whole runs of what the note shows, so
+    a match holds one only as the phrase's first run (its end), its last (its start) or
+    one between. For wikilinks one pattern per phrase (`_risky_wikilinks`) finds any other
+    link; Markdown links are looked at one by one. Any other note is rewritten and
+    compared as `text_has_phrase` does.
     """
 
     def __init__(self, phrase: str) -> None:
