@@ -222,8 +222,8 @@ class PhraseMatcher:
 
     def holding(self, notes: Iterable[tuple[str, str]]) -> list[str]:
         """The names of the (name, text) pairs whose text holds the phrase: as calling this
-        for each, but the texts without Markdown links are searched joined, two patterns
-        for all of them (at 3,700 notes, a fifth of the time)."""
+        for each, but the texts without Markdown links are searched joined: two pattern
+        searches for all of them, not two for each."""
         found: list[str] = []
         names: list[str] = []
         texts: list[str] = []
