@@ -64,6 +64,11 @@ def test_a_phrase_with_stop_words_finds_the_notes_that_say_it(engine: Engine) ->
     assert paths(engine, '"to the"') == ["Projects/Offline Map Tiles.md"]
 
 
+def test_a_phrase_of_stop_words_opens_its_snippet_on_the_phrase(engine: Engine) -> None:
+    hit = engine.search('"to the"', as_you_type=False).hits[0]
+    assert "to the" in [hit.snippet.text[a:b].casefold() for a, b in hit.snippet.highlights]
+
+
 def test_a_phrase_is_looked_for_again_after_a_save(tmp_path: Path) -> None:
     # The notes holding a phrase are kept between keystrokes, and dropped when a note changes.
     vault = tmp_path / "vault"

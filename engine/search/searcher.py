@@ -374,6 +374,8 @@ class Searcher:
         paths = facts.recent_first(candidates if candidates is not None else facts.notes)[:limit]
         chunks_of = self._chunks.of(paths)
         matcher = _WordMatcher(frozenset(), None, self._stem)
+        # A phrase of stop words listed here opens its snippet where the note says it.
+        hints = list(dict.fromkeys(word.casefold() for phrase in plan.phrases for word in phrase.split()))
         hits = tuple(
             Hit(
                 path=path,
@@ -381,7 +383,7 @@ class Searcher:
                 score=0.0,
                 label="filter_match",
                 channels={},
-                snippet=build_snippet(chunks_of.get(path, []), matches=matcher, hint_terms=[]),
+                snippet=build_snippet(chunks_of.get(path, []), matches=matcher, hint_terms=hints, phrases=plan.phrases),
             )
             for path in paths
         )
