@@ -5,6 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from engine.entities import fold_accents, fold_case
 from engine.search.filters import PhraseMatcher, text_has_phrase
 
 _PIECES = [
@@ -13,9 +14,20 @@ _PIECES = [
     "[[", "]]", "[", "]", "(", ")", "](", "[[out]]", "[[have|out]]", "[[Out.md]]", "[[a/out]]",
     "[[#out]]", "[[x|]]", "[[#h]]", "[[note#out|have]]", "![[out]]", "[out](x.md)", "[](y)",
     "[ have ](z)", "[[have out]]", "[[have\\|out]]", "`", "*", "ß", "İ", "e\u0301", "Ü", "[[Café]]", "ﬁ",
+    "ÉTÉ", "µ", "Æ", "ÿ",
 ]
 _TEXTS = st.lists(st.sampled_from(_PIECES), max_size=24).map("".join)
 _PHRASES = st.lists(st.sampled_from(["have", "out", "the", "to", "x", "line", "cafe", "café", "have,", "out.", "2026", "ss", "ue", "fi", "!", "x !", "[", "](", "]]"]), min_size=1, max_size=3).map(" ".join)
+
+
+# Latin-1 (where `fold_case` uses a byte table), Latin Extended, Greek, and what folds to more.
+_CHARS = st.characters(min_codepoint=0, max_codepoint=0x3FF) | st.sampled_from("ßµẞİıſﬁΣς")
+
+
+@settings(max_examples=3000, deadline=None)
+@given(text=st.text(_CHARS, max_size=40))
+def test_folding_case_is_casefold_then_accents(text: str) -> None:
+    assert fold_case(text) == fold_accents(text.casefold())
 
 
 @settings(max_examples=3000, deadline=None)

@@ -75,7 +75,7 @@ def best_chunk(
         distinct = sum(1 for term in hint_terms if term in lowered)
         if not distinct:
             continue
-        held = sum(1 for pattern in patterns if pattern.search(_words(stored.chunk.text)[0])) if patterns else 0
+        held = sum(1 for pattern in patterns if pattern.search(_shown(stored.chunk.text))) if patterns else 0
         # The phrases first, then most distinct query words; among equals the vector
         # channel's best chunk (it read the passage as a whole), then the most occurrences.
         key = (held, distinct, int(stored is preferred), sum(lowered.count(term) for term in hint_terms))
@@ -243,9 +243,16 @@ def _lowered(text: str) -> str:
 
 
 @lru_cache(maxsize=1024)
+def _shown(text: str, fence: Fence = NO_FENCE) -> str:
+    """A chunk as a reader sees it (a phrase is looked for there; most chunks read for one
+    are not shown, so their words are not listed)."""
+    return readable(text, fence)
+
+
+@lru_cache(maxsize=1024)
 def _words(text: str, fence: Fence = NO_FENCE) -> tuple[str, tuple[tuple[int, int, str], ...]]:
     """A chunk as a reader sees it, and its words with their spans in that text."""
-    shown = readable(text, fence)
+    shown = _shown(text, fence)
     return shown, tuple((m.start(), m.end(), m.group(0)) for m in _WORD.finditer(shown))
 
 

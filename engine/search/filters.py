@@ -16,7 +16,7 @@ from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 
 from engine.catalog import Catalog
-from engine.entities import displayed_text, fold_accents
+from engine.entities import displayed_text, fold_case
 from engine.query.parse import QueryFilter
 from engine.vault.links import MD_LINK
 
@@ -168,7 +168,7 @@ def _date(text: str) -> dt.date | None:
 
 def phrase_key(text: str) -> str:
     """Text as phrases are compared: links as shown, case and Latin accents folded, spaces collapsed."""
-    return _SPACES.sub(" ", fold_accents(displayed_text(text).casefold())).strip()
+    return _SPACES.sub(" ", fold_case(displayed_text(text))).strip()
 
 
 def text_has_phrase(text: str, phrase: str) -> bool:
@@ -210,7 +210,7 @@ class PhraseMatcher:
             return False
         wiki, markdown = "[[" in text, "](" in text
         if not (wiki and markdown):
-            folded = _folded(text)
+            folded = fold_case(text)
             if len(folded) == len(text):
                 if wiki:
                     apart = self._risky.search(folded) is None
@@ -218,7 +218,7 @@ class PhraseMatcher:
                     apart = not markdown or self._markdown_links_apart(text, folded)
                 if apart:
                     return self._pattern.search(folded) is not None
-        return self._pattern.search(fold_accents(displayed_text(text).casefold())) is not None
+        return self._pattern.search(fold_case(displayed_text(text))) is not None
 
     def holding(self, notes: Iterable[tuple[str, str]]) -> list[str]:
         """The names of the (name, text) pairs whose text holds the phrase: as calling this
@@ -231,7 +231,7 @@ class PhraseMatcher:
         joinable = bool(self.key) and _NOTE_BREAK[1] not in self.key
         for name, text in notes:
             if joinable and "](" not in text:
-                folded = _folded(text)
+                folded = fold_case(text)
                 if len(folded) == len(text):
                     names.append(name)
                     texts.append(text)
@@ -267,11 +267,6 @@ class PhraseMatcher:
             if any(run in folded[start:end] for run in self._runs):
                 return False  # the phrase may be in what the link hides, or reach into what it shows
         return True
-
-
-def _folded(text: str) -> str:
-    """`text` with case and Latin accents folded as `phrase_key` folds them (links left as written)."""
-    return text.lower() if text.isascii() else fold_accents(text.casefold())
 
 
 def _risky_wikilinks(runs: list[str]) -> re.Pattern[str]:
