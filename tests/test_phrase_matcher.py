@@ -6,7 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.entities import fold_accents, fold_case
-from engine.search.filters import PhraseMatcher, text_has_phrase
+from engine.search.filters import PhraseMatcher, phrase_key, text_has_phrase
+from engine.search.grams import _LAST_SPACE, PhraseGrams
 
 _PIECES = [
     "have", "out", "Have", "OUT", "outline", "the", "to", "café", "cafe", "x", "2026",
@@ -14,7 +15,7 @@ _PIECES = [
     "[[", "]]", "[", "]", "(", ")", "](", "[[out]]", "[[have|out]]", "[[Out.md]]", "[[a/out]]",
     "[[#out]]", "[[x|]]", "[[#h]]", "[[note#out|have]]", "![[out]]", "[out](x.md)", "[](y)",
     "[ have ](z)", "[[have out]]", "[[have\\|out]]", "`", "*", "ß", "İ", "e\u0301", "Ü", "[[Café]]", "ﬁ",
-    "ÉTÉ", "µ", "Æ", "ÿ",
+    "ÉTÉ", "µ", "Æ", "ÿ", "\u00a0", "\u3000", "\r\n", "\ud800", "ha", "ve o", "e ou",
 ]
 _TEXTS = st.lists(st.sampled_from(_PIECES), max_size=24).map("".join)
 _PHRASES = st.lists(st.sampled_from(["have", "out", "the", "to", "x", "line", "cafe", "café", "have,", "out.", "2026", "ss", "ue", "fi", "!", "x !", "[", "](", "]]"]), min_size=1, max_size=3).map(" ".join)
@@ -55,3 +56,23 @@ def test_what_a_link_shows_is_read_and_what_it_hides_is_not() -> None:
     assert not PhraseMatcher("see !")("see ![[chart]]")  # an embed's `!` is not shown
     assert PhraseMatcher("see chart")("see ![[chart]]")
     assert PhraseMatcher("ab")("[[a]][[b]]")  # two links side by side show "ab"
+
+
+@settings(max_examples=2000, deadline=None)
+@given(texts=st.lists(_TEXTS, min_size=1, max_size=6), phrase=_PHRASES | _TEXTS)
+def test_a_note_left_out_by_its_runs_of_four_never_holds_the_phrase(texts: list[str], phrase: str) -> None:
+    notes = {f"n{i}": text for i, text in enumerate(texts)}
+    kept = PhraseGrams.of_texts(notes).may_hold(phrase_key(phrase), notes)
+    assert {name for name, text in notes.items() if text_has_phrase(text, phrase)} <= kept
+
+
+def test_runs_of_four_leave_out_notes_that_lack_one() -> None:
+    notes = {"a": "We have [[Out]] here.", "b": "We have some out here.", "c": "Behave\n  OUTSIDE!"}
+    grams = PhraseGrams.of_texts(notes)
+    assert grams.may_hold(phrase_key("have out"), notes) == {"a", "c"}
+    assert grams.may_hold(phrase_key("out"), notes) == set(notes)  # shorter than a run: all kept
+    assert grams.may_hold(phrase_key("have out"), {"a", "unknown"}) == {"a", "unknown"}
+
+
+def test_no_blank_comes_after_the_last_one_the_table_knows() -> None:
+    assert all(not chr(code).isspace() for code in range(_LAST_SPACE + 1, 0x110000))

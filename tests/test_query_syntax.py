@@ -84,6 +84,29 @@ def test_a_phrase_is_looked_for_again_after_a_save(tmp_path: Path) -> None:
         assert sorted(paths(opened, '"to the"')) == ["A.md", "B.md"]
 
 
+def test_a_prepared_engine_finds_what_reading_every_note_finds(tmp_path: Path) -> None:
+    # `prepare_for_typing` builds each note's runs of four characters: a phrase then reads
+    # only the notes that have all of its runs. It must find what reading them all finds,
+    # and after a save, before the table is built again, the changed note too.
+    vault = tmp_path / "vault"
+    for rel, text in NOTES.items():
+        (vault / rel).parent.mkdir(parents=True, exist_ok=True)
+        (vault / rel).write_text(text, encoding="utf-8")
+    phrases = ['"vector tiles"', '"the kickoff of atlas"', '"to the"', '"tiles for"', '"small marsupial"', '"no such words"']
+    with Engine.open(vault, index_dir=tmp_path / "index", embedder=None) as opened:
+        opened.reindex(embed=False)
+        unprepared = {phrase: sorted(paths(opened, phrase)) for phrase in phrases}
+        opened.prepare_for_typing(wait=True)
+        assert {phrase: sorted(paths(opened, phrase)) for phrase in phrases} == unprepared
+        assert unprepared['"no such words"'] == [] and len(unprepared['"vector tiles"']) == 3
+        note = opened.read_note("Inbox/Quokka.md")
+        opened.save_note("Inbox/Quokka.md", note.text + "Its tiles for the burrow.\n", expected_sha=note.sha)
+        assert "Inbox/Quokka.md" in paths(opened, '"tiles for the burrow"')
+        opened.prepare_for_typing(wait=True)
+        assert paths(opened, '"tiles for the burrow"') == ["Inbox/Quokka.md"]
+        assert sorted(paths(opened, '"tiles for"')) == sorted([*unprepared['"tiles for"'], "Inbox/Quokka.md"])
+
+
 def test_a_phrase_without_a_letter_or_digit_is_ignored_and_said_so(engine: Engine) -> None:
     results = engine.search('tiles "->" -"`"', as_you_type=False)
     assert results.hits and results.reading.notes == (

@@ -46,7 +46,7 @@ from engine.search.evidence import (
     normalized_name,
 )
 from engine.search.fallback import FlatScan, FuzzySearch
-from engine.search.filters import FactsTable, PhraseMatcher
+from engine.search.filters import FactsTable, PhraseMatcher, phrase_key
 from engine.search.fusion import (
     Bridge,
     answers_relation,
@@ -55,6 +55,7 @@ from engine.search.fusion import (
     refuse,
     weighted_rrf,
 )
+from engine.search.grams import PhraseGrams
 
 log = logging.getLogger("cairn.search")
 
@@ -154,6 +155,9 @@ class Searcher:
         # among: every keystroke after a phrase is closed asks again, and reading the notes'
         # text is the slow part. Dropped with the tables above when notes change.
         self._phrase_notes: tuple[int, dict[tuple[str, frozenset[str]], frozenset[str]]] = (0, {})
+        # Each note's runs of four characters (engine/search/grams.py), built by `prepare`
+        # for the generation it read: a phrase then reads only the notes that may say it.
+        self._grams: tuple[int, PhraseGrams | None] = (-1, None)
         self._chunks = NoteChunks(catalog)
 
     def refresh_titles(self) -> None:
@@ -174,11 +178,14 @@ class Searcher:
 
     def prepare(self) -> None:
         """Build the tables a first keystroke would otherwise build: the facts filters read
-        and the flat scan's titles (about 0.3 s at 10k notes). Safe beside searches and
-        catalog changes: a table read before a change is dropped."""
+        and the flat scan's titles (about 0.3 s at 10k notes), then each note's runs of
+        four characters, which let a quoted phrase skip the notes that cannot say it (about
+        0.45 s at 10k; after a change only the changed notes are read again). Safe beside
+        searches and catalog changes: a table read before a change is dropped."""
         with self._tables_lock:
             generation, titles = self._tables_generation, self._titles
             facts_wanted, scan_wanted = self._facts is None, self._scan is None
+            grams_for, grams = self._grams
         facts = FactsTable(self._catalog) if facts_wanted else None
         scan = _flat_scan_of(titles) if scan_wanted else None
         if scan is not None:
@@ -192,6 +199,13 @@ class Searcher:
                 self._scan = scan
         for channel in self._channels.values():
             channel.prepare()
+        if grams_for != generation:
+            built = PhraseGrams.build(self._catalog, previous=grams)
+            with self._tables_lock:
+                if generation == self._tables_generation:
+                    self._grams = (generation, built)
+                elif self._grams[1] is grams:  # outdated already, but a start for the next pass
+                    self._grams = (-1, built)
 
     def plan(self, raw: str, *, as_you_type: bool = True) -> QueryPlan:
         """What the engine reads from a query (see engine/query/plan.py)."""
@@ -346,11 +360,13 @@ class Searcher:
         key = (phrase, frozenset(narrowed))
         with self._tables_lock:
             generation, (kept_for, kept) = self._tables_generation, self._phrase_notes
-            titles = self._titles
+            titles, (grams_for, grams) = self._titles, self._grams
         if kept_for == generation and key in kept:
             return set(kept[key])
         holds = PhraseMatcher(phrase)
-        found = set(holds.holding(self._catalog.note_texts(narrowed)))
+        # The notes whose text may say it: those that have each of its runs of four characters.
+        with_runs = grams.may_hold(phrase_key(phrase), narrowed) if grams_for == generation and grams else narrowed
+        found = set(holds.holding(self._catalog.note_texts(with_runs)))
         found.update(holds.holding((path, titles.title_of.get(path, "")) for path in narrowed - found))
         with self._tables_lock:
             if generation == self._tables_generation:

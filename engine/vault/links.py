@@ -6,6 +6,7 @@ these patterns; nothing inside code is a link (parse.py masks code first)."""
 from __future__ import annotations
 
 import bisect
+import functools
 import gc
 import posixpath
 import re
@@ -18,6 +19,7 @@ from engine.records import Link
 
 # `[[target#heading|display]]`, `![[embed]]`: group 1 is the `!` of an embed, group 2 the inside.
 WIKILINK = re.compile(r"(!?)\[\[([^\[\]\n]+)\]\]")
+_WIKILINK_FROM_BRACKETS = re.compile(r"\[\[([^\[\]\n]+)\]\]")
 _LINK_TITLE = r"(?:\"[^\"\n]*\"|'[^'\n]*'|\([^()\n]*\))"
 # The blanks around a destination are possessive, and a title with no destination is its
 # own branch: with `\s*`, `\s+` and `\s*` in a row, `[x](` before a long run of blanks
@@ -63,8 +65,10 @@ class WikiParts:
     display: str | None
 
 
+@functools.lru_cache(maxsize=8192)
 def split_wikilink(inner: str) -> WikiParts:
-    """The parts of the text between `[[` and `]]`."""
+    """The parts of the text between `[[` and `]]` (remembered: a vault links the same
+    names again and again)."""
     pipe = inner.find("|")
     display: str | None = None
     if pipe >= 0:
@@ -92,7 +96,17 @@ def shown_links(text: str, wikilink: Callable[[WikiParts], str]) -> str:
     Not code-aware: for sentences and passages already cut from a note.
     """
     if "[[" in text:
-        text = WIKILINK.sub(lambda m: wikilink(split_wikilink(m.group(2))), text)
+        # WIKILINK's matches, found from their `[[` (a pattern starting with `!?` is tried
+        # at every character; one starting `[[` skips to the next `[[` in C): an embed's
+        # `!` is the character before.
+        shown: list[str] = []
+        last = 0
+        for m in _WIKILINK_FROM_BRACKETS.finditer(text):
+            start = m.start() - (text[m.start() - 1 : m.start()] == "!")
+            shown += (text[last:start], wikilink(split_wikilink(m.group(1))))
+            last = m.end()
+        shown.append(text[last:])
+        text = "".join(shown)
     if "](" in text:
         text = MD_LINK.sub(lambda m: m.group(2), text)
     return text
