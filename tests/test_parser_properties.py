@@ -12,6 +12,7 @@ from engine.chunking import chunk_note
 from engine.entities import EntityDictionary, extract_names
 from engine.records import Heading, ParsedNote
 from engine.vault import parse_note
+from engine.vault.links import MD_LINK, WIKILINK, shown_links, split_wikilink
 
 # Pieces that exercise every branch of the parser when glued together at random.
 FRAGMENTS = [
@@ -247,3 +248,16 @@ def test_a_title_line_joins_the_section_after_it_whatever_its_length() -> None:
     assert chunks[0].text.startswith("# ADR-004: Sync with CRDTs\n\n## Context\n\nw0 w1")
     assert all(len(c.text.split()) <= 80 for c in chunks)
     assert chunks[0].heading_path == ("ADR-004: Sync with CRDTs",)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(text=st.lists(st.sampled_from(["!", "[", "]", "[[", "]]", "![[", "a", "b|c", "#h", "\n", " ", "!!", "[[!", "](u)", "[t]", "x.md"]), max_size=16).map("".join))
+def test_links_are_shown_as_the_link_grammar_reads_them(text: str) -> None:
+    # shown_links finds a wikilink from its `[[` and takes an embed's `!` from before it:
+    # the same as replacing every match of the grammar's WIKILINK, `!` and all.
+    def shown(parts: object) -> str:
+        return f"<{parts}>"
+
+    expected = WIKILINK.sub(lambda m: shown(split_wikilink(m.group(2))), text)
+    expected = MD_LINK.sub(lambda m: m.group(2), expected) if "](" in expected else expected
+    assert shown_links(text, shown) == expected
