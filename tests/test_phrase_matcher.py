@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -72,6 +74,30 @@ def test_runs_of_four_leave_out_notes_that_lack_one() -> None:
     assert grams.may_hold(phrase_key("have out"), notes) == {"a", "c"}
     assert grams.may_hold(phrase_key("out"), notes) == set(notes)  # shorter than a run: all kept
     assert grams.may_hold(phrase_key("have out"), {"a", "unknown"}) == {"a", "unknown"}
+
+
+def test_a_note_gone_before_its_text_was_read_is_never_left_out() -> None:
+    # The table lists the catalog's notes, then reads their text: a note deleted between
+    # the two has no row. It is kept by every phrase, and read again by the next build
+    # (re-added with the same text, the same sha, it must not inherit an empty row).
+    class Catalog:
+        def __init__(self, texts: dict[str, str], listed: dict[str, str]) -> None:
+            self.texts, self.listed = texts, listed
+
+        def file_states(self) -> dict[str, SimpleNamespace]:
+            return {path: SimpleNamespace(sha=sha) for path, sha in self.listed.items()}
+
+        def note_texts(self, paths: list[str]) -> list[tuple[str, str]]:
+            return [(path, self.texts[path]) for path in paths if path in self.texts]
+
+    listed = {"a.md": "1", "b.md": "2"}
+    racing = PhraseGrams.build(Catalog({"a.md": "We have out here."}, listed))  # type: ignore[arg-type]
+    key = phrase_key("have out")
+    assert racing.may_hold(key, {"a.md", "b.md"}) == {"a.md", "b.md"}
+    texts = {"a.md": "We have out here.", "b.md": "They have out there."}
+    rebuilt = PhraseGrams.build(Catalog(texts, listed), previous=racing)  # type: ignore[arg-type]
+    assert rebuilt.may_hold(key, {"a.md", "b.md"}) == {"a.md", "b.md"}
+    assert rebuilt.may_hold(phrase_key("out there"), {"a.md", "b.md"}) == {"b.md"}
 
 
 def test_no_blank_comes_after_the_last_one_the_table_knows() -> None:

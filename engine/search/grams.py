@@ -88,6 +88,7 @@ class PhraseGrams:
         self._shas = dict(shas)  # path → the sha of the text its row was made from
         self._row_of = {path: i for i, path in enumerate(self._shas)}
         self._rows = rows
+        self._unread: set[str] = set()  # notes gone from the catalog before their text was read
 
     @classmethod
     def build(cls, catalog: Catalog, previous: PhraseGrams | None = None) -> PhraseGrams:
@@ -96,13 +97,16 @@ class PhraseGrams:
         rows = np.zeros((len(shas), BITS // 8), dtype=np.uint8)
         changed: list[str] = []
         for i, (path, sha) in enumerate(shas.items()):
-            if previous is not None and previous._shas.get(path) == sha:
+            if previous is not None and previous._shas.get(path) == sha and path not in previous._unread:
                 rows[i] = previous._rows[previous._row_of[path]]
             else:
                 changed.append(path)
         table = cls(shas, rows)
         for start in range(0, len(changed), _BATCH):
-            table._fill(list(catalog.note_texts(changed[start : start + _BATCH])))
+            batch = changed[start : start + _BATCH]
+            read = list(catalog.note_texts(batch))
+            table._fill(read)
+            table._unread.update(set(batch).difference(path for path, _text in read))
         return table
 
     @classmethod
@@ -126,13 +130,13 @@ class PhraseGrams:
 
     def may_hold(self, phrase_key: str, notes: Iterable[str]) -> set[str]:
         """The notes among `notes` that may show `phrase_key` (a `phrase_key` of the query):
-        all but those proven not to. Notes the table does not know are kept."""
+        all but those proven not to. Notes the table has not read are kept."""
         notes = set(notes)
         wanted = _rows([phrase_key])[0]
         columns = np.flatnonzero(wanted)
         if not len(columns):
             return notes  # shorter than a run: nothing to tell
-        known = [path for path in notes if path in self._row_of]
+        known = [path for path in notes if path in self._row_of and path not in self._unread]
         if not known:
             return notes
         index = np.fromiter((self._row_of[path] for path in known), dtype=np.intp, count=len(known))
