@@ -150,6 +150,7 @@ class Engine:
         # (saves in a row each started a pass, all of them beside the keystrokes).
         self._prepare_state = threading.Lock()
         self._preparing = False
+        self._prepare_thread: threading.Thread | None = None
         self._prepare_again = False
         # Set when a reindex stopped half-way (a full disk): the catalog may hold notes
         # that the derived indexes and the link table do not reflect yet.
@@ -239,11 +240,14 @@ class Engine:
 
     def _prepare_in_background(self) -> None:
         with self._prepare_state:
+            if getattr(self, "_closed", False):
+                return
             if self._preparing:
                 self._prepare_again = True
                 return
             self._preparing = True
-        threading.Thread(target=self._prepare_passes, name="prepare-search", daemon=True).start()
+            self._prepare_thread = threading.Thread(target=self._prepare_passes, name="prepare-search", daemon=True)
+            self._prepare_thread.start()
 
     def _prepare_passes(self) -> None:
         """Prepare the search tables, then once more if anything changed meanwhile (one
@@ -254,10 +258,20 @@ class Engine:
             except Exception:  # the search path builds them itself; this is only ahead of time
                 log.debug("preparing the search tables failed", exc_info=True)
             with self._prepare_state:
-                if not self._prepare_again:
+                if not self._prepare_again or getattr(self, "_closed", False):
                     self._preparing = False
                     return
                 self._prepare_again = False
+
+    def _stop_preparing(self) -> None:
+        """Stop the background preparation and wait for it: it reads the channels that
+        closing frees (a vector index freed under it crashes the process). It stops at its
+        next step: a table or a batch of notes."""
+        self._searcher.stop_preparing()
+        with self._prepare_state:
+            thread = self._prepare_thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join()
 
     def _open_indexes(self) -> None:
         self._indexes = Indexes(
@@ -404,6 +418,7 @@ class Engine:
             return
         self._closed = True
         self._indexer.request_stop()
+        self._stop_preparing()
         self._searcher.close()
         # The search side's memory (the vector index above all) goes before the graph is
         # pickled for its save, so that the two never add up at the end of a session.

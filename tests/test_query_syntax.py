@@ -105,6 +105,12 @@ def test_a_prepared_engine_finds_what_reading_every_note_finds(tmp_path: Path) -
         opened.prepare_for_typing(wait=True)
         assert paths(opened, '"tiles for the burrow"') == ["Inbox/Quokka.md"]
         assert sorted(paths(opened, '"tiles for"')) == sorted([*unprepared['"tiles for"'], "Inbox/Quokka.md"])
+        # A note added, and one deleted: the table is made anew, the unchanged rows kept.
+        opened.create_note("Inbox", "Wombat", "# Wombat\n\nA wombat digs tiles for the burrow too.\n")
+        opened.trash_note("Maps/Raster.md")
+        opened.prepare_for_typing(wait=True)
+        assert sorted(paths(opened, '"tiles for the burrow"')) == ["Inbox/Quokka.md", "Inbox/Wombat.md"]
+        assert sorted(paths(opened, '"vector tiles"')) == ["Maps/Android Tiles.md", "Maps/Vector Tiles.md"]
 
 
 def test_a_phrase_without_a_letter_or_digit_is_ignored_and_said_so(engine: Engine) -> None:

@@ -19,7 +19,7 @@ phrase reads every note its words narrow to, as without the table.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 import numpy as np
 import numpy.typing as npt
@@ -35,6 +35,7 @@ _SHIFT = 32 - (BITS.bit_length() - 1)
 # Odd multipliers, one per position of a run (a multiplicative hash of each character).
 _MULTIPLIERS = np.array([0x9E3779B1, 0x85EBCA77, 0xC2B2AE3D, 0x27D4EB2F], dtype=np.uint32)
 _BATCH = 128  # notes read and hashed at a time (a batch holds BITS bytes a note while hashed)
+_COPIED = 4096  # rows copied from the last table at a time
 
 
 _LAST_SPACE = 0x3000  # no code point after it is a blank (a test reads them all)
@@ -91,22 +92,40 @@ class PhraseGrams:
         self._unread: set[str] = set()  # notes gone from the catalog before their text was read
 
     @classmethod
-    def build(cls, catalog: Catalog, previous: PhraseGrams | None = None) -> PhraseGrams:
-        """The table of the catalog's notes; rows of `previous` whose note is unchanged are kept."""
+    def build(
+        cls, catalog: Catalog, previous: PhraseGrams | None = None, stop: Callable[[], bool] = lambda: False
+    ) -> PhraseGrams | None:
+        """The table of the catalog's notes; rows of `previous` whose note is unchanged are
+        kept. None if `stop()` says so between two batches of notes.
+
+        When the notes are the ones `previous` holds (an edit, not a note added or deleted),
+        `previous` itself is updated: a second table would double its memory while built
+        (50 MB at 50k notes). A search still reading it is one that began before the
+        change, and reads the notes' text after it anyway.
+        """
         shas = {path: state.sha for path, state in catalog.file_states().items()}
-        rows = np.zeros((len(shas), BITS // 8), dtype=np.uint8)
+        kept: list[str] = []
         changed: list[str] = []
-        for i, (path, sha) in enumerate(shas.items()):
-            if previous is not None and previous._shas.get(path) == sha and path not in previous._unread:
-                rows[i] = previous._rows[previous._row_of[path]]
-            else:
-                changed.append(path)
-        table = cls(shas, rows)
+        for path, sha in shas.items():
+            unchanged = previous is not None and previous._shas.get(path) == sha and path not in previous._unread
+            (kept if unchanged else changed).append(path)
+        if previous is not None and previous._shas.keys() == shas.keys():
+            table = previous
+        else:
+            table = cls(shas, np.zeros((len(shas), BITS // 8), dtype=np.uint8))
+            if previous is not None:
+                for start in range(0, len(kept), _COPIED):
+                    some = kept[start : start + _COPIED]
+                    table._rows[[table._row_of[path] for path in some]] = previous._rows[[previous._row_of[path] for path in some]]
         for start in range(0, len(changed), _BATCH):
+            if stop():
+                return None
             batch = changed[start : start + _BATCH]
             read = list(catalog.note_texts(batch))
             table._fill(read)
+            table._unread.difference_update(batch)
             table._unread.update(set(batch).difference(path for path, _text in read))
+            table._shas.update((path, shas[path]) for path in batch)
         return table
 
     @classmethod

@@ -158,6 +158,7 @@ class Searcher:
         # Each note's runs of four characters (engine/search/grams.py), built by `prepare`
         # for the generation it read: a phrase then reads only the notes that may say it.
         self._grams: tuple[int, PhraseGrams | None] = (-1, None)
+        self._stopping = threading.Event()  # set when the engine closes: `prepare` returns
         self._chunks = NoteChunks(catalog)
 
     def refresh_titles(self) -> None:
@@ -186,8 +187,9 @@ class Searcher:
             generation, titles = self._tables_generation, self._titles
             facts_wanted, scan_wanted = self._facts is None, self._scan is None
             grams_for, grams = self._grams
-        facts = FactsTable(self._catalog) if facts_wanted else None
-        scan = _flat_scan_of(titles) if scan_wanted else None
+        stopping = self._stopping.is_set
+        facts = FactsTable(self._catalog) if facts_wanted and not stopping() else None
+        scan = _flat_scan_of(titles) if scan_wanted and not stopping() else None
         if scan is not None:
             scan.build()
         with self._tables_lock:
@@ -198,9 +200,12 @@ class Searcher:
             if scan is not None and self._scan is None:
                 self._scan = scan
         for channel in self._channels.values():
-            channel.prepare()
-        if grams_for != generation:
-            built = PhraseGrams.build(self._catalog, previous=grams)
+            if not stopping():
+                channel.prepare()
+        if grams_for != generation and not stopping():
+            built = PhraseGrams.build(self._catalog, previous=grams, stop=stopping)
+            if built is None:
+                return
             with self._tables_lock:
                 if generation == self._tables_generation:
                     self._grams = (generation, built)
@@ -211,8 +216,13 @@ class Searcher:
         """What the engine reads from a query (see engine/query/plan.py)."""
         return self._planner.plan(raw, as_you_type=as_you_type, kinds=self._kinds, today=self._config.today_date)
 
+    def stop_preparing(self) -> None:
+        """Make `prepare` return at its next step, now and from now on (before `close`)."""
+        self._stopping.set()
+
     def close(self) -> None:
         """Stop the thread pool."""
+        self._stopping.set()
         self._pool.shutdown(wait=False, cancel_futures=True)
 
     def search(
