@@ -265,8 +265,8 @@ class Engine:
 
     def _stop_preparing(self) -> None:
         """Stop the background preparation and wait for it: it reads the channels that
-        closing frees (a vector index freed under it crashes the process). It stops at its
-        next step: a table or a batch of notes."""
+        closing frees, and nothing says that is safe. It stops at its next step: a table,
+        a channel or a batch of notes."""
         self._searcher.stop_preparing()
         with self._prepare_state:
             thread = self._prepare_thread

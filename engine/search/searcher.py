@@ -46,7 +46,7 @@ from engine.search.evidence import (
     normalized_name,
 )
 from engine.search.fallback import FlatScan, FuzzySearch
-from engine.search.filters import FactsTable, PhraseMatcher, phrase_key
+from engine.search.filters import FactsTable, PhraseMatcher
 from engine.search.fusion import (
     Bridge,
     answers_relation,
@@ -375,7 +375,7 @@ class Searcher:
             return set(kept[key])
         holds = PhraseMatcher(phrase)
         # The notes whose text may say it: those that have each of its runs of four characters.
-        with_runs = grams.may_hold(phrase_key(phrase), narrowed) if grams_for == generation and grams is not None else narrowed
+        with_runs = grams.may_hold(holds.key, narrowed) if grams_for == generation and grams is not None else narrowed
         found = set(holds.holding(self._catalog.note_texts(with_runs)))
         found.update(holds.holding((path, titles.title_of.get(path, "")) for path in narrowed - found))
         with self._tables_lock:
