@@ -99,6 +99,11 @@ class VectorConfig:
     query_cache_size: int = 256
     tombstone_rebuild_fraction: float = 0.25
     storage: str = "fp16"
+    # A question's relative clauses ("the city where Karel Purkyně died") are embedded and
+    # searched too: a note's score is the best of its cosine to the question and to a
+    # clause less this margin (a clause is a part of what is asked). 1 or more turns it
+    # off (docs/QUALITY.md, a twelfth round).
+    clause_margin: float = 0.1
 
     def __post_init__(self) -> None:
         from engine.embedders import parse_model
@@ -106,6 +111,8 @@ class VectorConfig:
         parse_model(self.model)  # an unknown model is a configuration error, said at load
         if self.storage not in VECTOR_STORAGES:
             raise ConfigError(f"vectors.storage: {self.storage!r} is not one of {', '.join(VECTOR_STORAGES)}")
+        if not self.clause_margin >= 0:  # NaN too
+            raise ConfigError(f"vectors.clause_margin: {self.clause_margin!r} must be 0 or more (1 turns clauses off)")
 
 
 VECTOR_STORAGES = ("fp16", "float32")

@@ -172,6 +172,8 @@ def hit_to_json(hit: Hit) -> dict[str, Any]:
             entry["matched_words"] = list(ev.matched_words)
         elif name == "vectors":
             entry["chunk_id"] = ev.chunk_id
+            if ev.clause is not None:
+                entry["clause"] = ev.clause
         elif name == "graph":
             entry["path"] = list(ev.graph_path)
             entry["relation"] = ev.graph_relation

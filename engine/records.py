@@ -152,6 +152,8 @@ class ChannelHit:
     graph_relation: str | None = None
     # The named relations along `graph_path`, where the vault names one.
     relations: tuple[Relation, ...] = ()
+    # The query's relative clause whose embedding found this note (vector channel), if not the whole query.
+    clause: str | None = None
 
 
 @dataclass(frozen=True)
@@ -170,6 +172,8 @@ class ChannelEvidence:
     graph_path: tuple[str, ...] = ()
     graph_relation: str | None = None
     relations: tuple[Relation, ...] = ()
+    # The query's relative clause whose embedding found the note, where it was not the whole query.
+    clause: str | None = None
 
 
 @dataclass(frozen=True)

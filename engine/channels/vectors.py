@@ -8,7 +8,7 @@ import threading
 import zipfile
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,8 @@ from engine.channels.numbering import PathNumbers
 from engine.config import VectorConfig
 from engine.embedder import Embedder
 from engine.errors import IndexCorrupt
-from engine.query import Query
+from engine.query import Query, QueryPlan
+from engine.query.parse import settled_text
 from engine.records import ChannelHit, ChannelName
 
 # Rows added since the last full save go to a delta file while they are at most this
@@ -404,7 +405,8 @@ class VectorChannel:
                 self._layout = layout
 
     def search(self, query: Query, limit: int) -> ChannelAnswer:
-        """Nearest chunks to the query embedding, max-pooled per note."""
+        """Nearest chunks to the query embedding, max-pooled per note; with the query's
+        relative clauses (`QueryPlan.clauses`), each note at its best of the two (`_with_clauses`)."""
         if self._embedder is None:
             return ChannelAnswer(hits=(), status="unavailable", message=self._unavailable_reason)
         if query.is_empty:
@@ -414,20 +416,30 @@ class VectorChannel:
                 if not self._owners:
                     return ChannelAnswer(hits=())  # no chunks at all (an empty vault): nothing is missing
                 return ChannelAnswer(hits=(), status="degraded", message="no chunk embedded yet")
-        text = _settled_text(query)
+        text = settled_text(query)
         if not text:
             return ChannelAnswer(hits=())  # the first word is still being typed
-        # A filter's candidates change with the words around it: only an unfiltered answer is kept.
         candidates = getattr(query, "candidates", None)
+        if candidates is not None:
+            _one_search_thread(self._faiss)
+            return self._search_within(self._embedder.embed_query(text).reshape(1, -1), candidates, limit)
+        answer = self._nearest(text, limit)
+        clauses = query.clauses if isinstance(query, QueryPlan) else ()
+        if not clauses or self._config.clause_margin >= 1 or answer.status != "ok":
+            return answer
+        return _with_clauses(answer, [(c, self._nearest(c, limit)) for c in clauses], self._config.clause_margin, limit)
+
+    def _nearest(self, text: str, limit: int) -> ChannelAnswer:
+        """The notes whose chunks are nearest to `text`, remembered by text (a filter's
+        candidates change with the words around it: only unfiltered answers are kept)."""
+        assert self._embedder is not None
         with self._lock:
-            remembered = self._answers.get((text, limit)) if candidates is None else None
+            remembered = self._answers.get((text, limit))
             if remembered is not None:
                 self._answers.move_to_end((text, limit))
                 return remembered
         vector = self._embedder.embed_query(text).reshape(1, -1)
         _one_search_thread(self._faiss)
-        if candidates is not None:
-            return self._search_within(vector, candidates, limit)
         with self._lock:
             total = int(self._index.ntotal)
             if total == 0:
@@ -718,20 +730,6 @@ def _fsync(path: Path) -> None:
         os.close(fd)
 
 
-def _settled_text(query: Query) -> str:
-    """The query without a short fragment still being typed: two or three letters embed as noise.
-
-    While the last word is that short the embedding stays that of the words before it,
-    which the query cache already holds; from four letters on the word counts (a
-    finished last word is usually that long, and the user may stop typing there).
-    """
-    if not query.prefix or len(query.prefix) >= _SETTLED_LETTERS:
-        return query.text
-    words = query.text.split()
-    return " ".join(words[:-1])
-
-
-_SETTLED_LETTERS = 4
 
 
 def open_channel(context: ChannelContext) -> tuple[VectorChannel, str]:
@@ -806,6 +804,23 @@ class _Layout:
             (ordinal.get(owners.get(cid, ""), -1) for cid in stray_ids.tolist()), dtype=np.int64, count=len(stray_ids)
         )
         return cls(version, owner_ids[present], notes, stray_notes, PathNumbers(ordinal, len(ordinal) + 1))
+
+
+def _with_clauses(
+    whole: ChannelAnswer, clauses: Sequence[tuple[str, ChannelAnswer]], margin: float, limit: int
+) -> ChannelAnswer:
+    """The whole question's answer with its clauses': each note at the best of its cosine
+    to the question and its cosine to a clause less `margin`, with the chunk that gave it."""
+    best = {hit.path: hit for hit in whole.hits}
+    for clause, answer in clauses:
+        for hit in answer.hits:
+            score = hit.score - margin
+            held = best.get(hit.path)
+            if held is None or score > held.score:
+                best[hit.path] = ChannelHit(path=hit.path, score=score, chunk_id=hit.chunk_id, clause=clause)
+    ranked = sorted(best.values(), key=lambda hit: -hit.score)[:limit]
+    hits = tuple(replace(hit, rank=rank) for rank, hit in enumerate(ranked, start=1))
+    return ChannelAnswer(hits=hits, status=whole.status, message=whole.message)
 
 
 def _pooled(best: dict[str, tuple[float, int]], limit: int) -> ChannelAnswer:

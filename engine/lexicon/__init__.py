@@ -112,6 +112,10 @@ class Lexicon:
     # Words that open a question ("what", "which", "is"): a query opening with one, or ending
     # with a question mark, asks for something a note names (engine/search/fusion.py).
     question_words: frozenset[str] = frozenset()
+    # Words that open a relative clause inside a question ("the city where X is located",
+    # "the river which Y turns into"): the clause asks its own part of the question, and
+    # the vector channel searches it too (engine/query/plan.py, `relative_clauses`).
+    relative_words: frozenset[str] = frozenset()
     # Whether a compound of nouns ends in its head, as English does ("project meetings" are
     # meetings): a kind named right before another noun then modifies it (engine/kinds.py).
     head_last: bool = False

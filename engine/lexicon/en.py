@@ -65,6 +65,8 @@ ENGLISH = Lexicon(
         for ending in ("", "s")
     ),
     clause_openers=frozenset({"and", "but", "so", "or", "then"}),
+    # Not "that" (a determiner as often: "that protocol") nor "when" (a time, as often).
+    relative_words=frozenset({"where", "which", "who", "whom", "whose"}),
     person_marks=_PERSON_MARKS,
     organisation_marks=frozenset(
         {"companies", "company", "organizations", "organization", "organisations", "organisation"}

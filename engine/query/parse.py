@@ -108,6 +108,22 @@ class Query:
         return bool(self.filters or self.phrases or self.excluded_words or self.excluded_phrases or self.alternatives)
 
 
+def settled_text(query: Query) -> str:
+    """The query without a short fragment still being typed: two or three letters embed as noise.
+
+    While the last word is that short the embedding stays that of the words before it,
+    which the query cache already holds; from four letters on the word counts (a
+    finished last word is usually that long, and the user may stop typing there).
+    """
+    if not query.prefix or len(query.prefix) >= SETTLED_LETTERS:
+        return query.text
+    words = query.text.split()
+    return " ".join(words[:-1])
+
+
+SETTLED_LETTERS = 4
+
+
 def parse_query(
     raw: str, *, as_you_type: bool = True, today: dt.date | None = None, lexicon: Lexicon = ENGLISH
 ) -> Query:

@@ -13,6 +13,7 @@ import dataclasses
 import datetime as dt
 import logging
 import math
+import re
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 
@@ -20,11 +21,11 @@ from engine.entities import EntityMatch
 from engine.kinds import NoteKinds
 from engine.lexicon import Lexicon
 from engine.lexicon.en import ENGLISH
-from engine.query.parse import Query, parse_query
+from engine.query.parse import Query, parse_query, settled_text
 from engine.query.words import QUERY_WORD, relation_keys
 from engine.records import NO_KIND, AskedKind, ChannelName
 
-__all__ = ["NO_GRAPH_REQUEST", "NO_RELATION", "GraphRequest", "Planner", "QueryPlan", "RelationQuestion", "query_stems"]
+__all__ = ["NO_GRAPH_REQUEST", "NO_RELATION", "GraphRequest", "Planner", "QueryPlan", "RelationQuestion", "query_stems", "relative_clauses"]
 
 log = logging.getLogger("cairn.query")
 
@@ -103,6 +104,10 @@ class QueryPlan(Query):
     # Words read as typos of the vault's words: (as typed, the vault's word it was read as).
     corrections: tuple[tuple[str, str], ...] = ()
     graph: GraphRequest = NO_GRAPH_REQUEST
+    # The question's relative clauses ("where Karel Purkyně died"), of the words typed so
+    # far as the vector channel embeds them (`settled_text`); none for a query with
+    # operators. The vector channel searches each too (`relative_clauses`).
+    clauses: tuple[str, ...] = ()
     lexicon: Lexicon = field(default=ENGLISH, repr=False, compare=False)
 
     def coverage(self, named: Sequence[str]) -> float:
@@ -133,6 +138,52 @@ def is_question(raw: str, lexicon: Lexicon, *, words: str | None = None) -> bool
         return True
     first = QUERY_WORD.search(raw if words is None else words)
     return first is not None and first.group().casefold() in lexicon.question_words
+
+
+# Punctuation that ends a clause inside a question.
+_CLAUSE_END = re.compile(r"[,;:()\[\]?!]+")
+# Punctuation a word may carry at either end ("'Karel", "located.").
+_WORD_EDGES = "\"'“”‘’.«»"
+# A query's clauses searched apart, at most: each is one more query embedding.
+MAX_CLAUSES = 3
+
+
+def relative_clauses(text: str, lexicon: Lexicon) -> tuple[str, ...]:
+    """The relative clauses of a question, each from its relative word to the next one or
+    to the punctuation that ends it: "When was the clock built in the city where Karel
+    Purkyně died?" → ("where Karel Purkyně died",).
+
+    A multi-hop question asks one thing inside another: the clause names the first hop
+    (the city), the rest asks about it. A clause is kept when it says two words or more
+    that are not stop words, and it is not the whole question; the query's first word
+    opens a question, not a clause. One pass over the text.
+    """
+    relative = lexicon.relative_words
+    if not relative:
+        return ()
+    clauses: list[list[str]] = []
+    other = False  # words outside every clause: the question is more than its clauses
+    first = True
+    for piece in _CLAUSE_END.split(text):
+        current: list[str] | None = None
+        for word in piece.split():
+            if not first and word.strip(_WORD_EDGES).casefold() in relative:
+                current = [word]
+                clauses.append(current)
+            elif current is not None:
+                current.append(word)
+            elif word.strip(_WORD_EDGES).casefold() not in lexicon.stop_words:
+                other = True
+            first = False
+    if not other:
+        return ()
+    stop = lexicon.stop_words
+    kept = (
+        " ".join(words)
+        for words in clauses
+        if sum(1 for w in words if w.strip(_WORD_EDGES).casefold() not in stop) >= 2
+    )
+    return tuple(dict.fromkeys(kept))[:MAX_CLAUSES]
 
 
 def _spans_of(text: str, named: Sequence[str]) -> list[tuple[int, int]]:
@@ -292,6 +343,7 @@ class Planner:
             asked_kind=kinds.asked_for(query.text) if kinds is not None else NO_KIND,
             asks=is_question(query.raw, lexicon, words=query.text),
             problems=tuple(problems),
+            clauses=() if query.has_syntax else relative_clauses(settled_text(query), lexicon),
             lexicon=lexicon,
         )
 

@@ -646,6 +646,7 @@ class Searcher:
                         graph_path=hit.graph_path,
                         graph_relation=hit.graph_relation,
                         relations=hit.relations,
+                        clause=hit.clause,
                     )
             fulltext = evidence.get("fulltext")
             matched = set(fulltext.matched_terms) if fulltext is not None else set()

@@ -365,6 +365,8 @@ def _search(args: argparse.Namespace) -> int:
                     detail += "".join(f"; {relation_text(r)}" for r in ev.relations)
                 if ev.chunk_id is not None:
                     detail += f" chunk={ev.chunk_id}"
+                if ev.clause is not None:
+                    detail += f" clause={ev.clause!r}"
                 out.write(f"      {name:<8} rank {ev.rank:<3} score {round(ev.score, 4):<8}{one_line(detail)}\n")
             votes = ", ".join(f"{name} {vote:.4f}" for name, vote in hit.votes.items())
             out.write(f"      fused score {hit.score} ({votes or 'no channel'}); create_safety {hit.create_safety}\n")

@@ -304,6 +304,8 @@ def _detail(ev: ChannelEvidence) -> str:
         parts.extend(relation_text(r) for r in ev.relations)
     if ev.chunk_id is not None:
         parts.append(f"chunk {ev.chunk_id}")
+    if ev.clause is not None:
+        parts.append(f"by the clause “{ev.clause}”")
     return "; ".join(parts)
 
 
