@@ -34,6 +34,8 @@ def test_no_clause_where_the_words_do_not_open_one() -> None:
     assert relative_clauses("Which region is Corey Taylor's city of birth located?", ENGLISH) == ()
     assert relative_clauses("Who built that cross-chain messaging protocol?", ENGLISH) == ()
     assert relative_clauses("the house where he lived", ENGLISH) == ()
+    # A clause that asks holds the question's gap.
+    assert relative_clauses("Scott Howell is a consultant who has worked with the mayor of what city?", ENGLISH) == ()
     # A query that is all clause has nothing else to ask.
     assert relative_clauses("where sync conflicts happen", ENGLISH) == ()
     assert relative_clauses("the, where sync conflicts happen", ENGLISH) == ()

@@ -116,6 +116,9 @@ class Lexicon:
     # "the river which Y turns into"): the clause asks its own part of the question, and
     # the vector channel searches it too (engine/query/plan.py, `relative_clauses`).
     relative_words: frozenset[str] = frozenset()
+    # Words that ask inside a clause ("who worked with the mayor of what city"): such a
+    # clause holds the question's gap, not a hop it names, and is not searched apart.
+    gap_words: frozenset[str] = frozenset()
     # Whether a compound of nouns ends in its head, as English does ("project meetings" are
     # meetings): a kind named right before another noun then modifies it (engine/kinds.py).
     head_last: bool = False

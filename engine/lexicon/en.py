@@ -67,6 +67,7 @@ ENGLISH = Lexicon(
     clause_openers=frozenset({"and", "but", "so", "or", "then"}),
     # Not "that" (a determiner as often: "that protocol") nor "when" (a time, as often).
     relative_words=frozenset({"where", "which", "who", "whom", "whose"}),
+    gap_words=frozenset({"what"}),
     person_marks=_PERSON_MARKS,
     organisation_marks=frozenset(
         {"companies", "company", "organizations", "organization", "organisations", "organisation"}

@@ -155,8 +155,9 @@ def relative_clauses(text: str, lexicon: Lexicon) -> tuple[str, ...]:
 
     A multi-hop question asks one thing inside another: the clause names the first hop
     (the city), the rest asks about it. A clause is kept when it says two words or more
-    that are not stop words, and it is not the whole question; the query's first word
-    opens a question, not a clause. One pass over the text.
+    that are not stop words, asks nothing itself ("who worked with the mayor of what
+    city" holds the question's gap), and is not the whole question; the query's first
+    word opens a question, not a clause. One pass over the text.
     """
     relative = lexicon.relative_words
     if not relative:
@@ -177,11 +178,12 @@ def relative_clauses(text: str, lexicon: Lexicon) -> tuple[str, ...]:
             first = False
     if not other:
         return ()
-    stop = lexicon.stop_words
+    stop, gaps = lexicon.stop_words, lexicon.gap_words
     kept = (
         " ".join(words)
         for words in clauses
         if sum(1 for w in words if w.strip(_WORD_EDGES).casefold() not in stop) >= 2
+        and not any(w.strip(_WORD_EDGES).casefold() in gaps for w in words)
     )
     return tuple(dict.fromkeys(kept))[:MAX_CLAUSES]
 
