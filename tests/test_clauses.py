@@ -150,3 +150,19 @@ def test_a_negative_margin_is_a_configuration_error() -> None:
         VectorConfig(clause_margin=-0.1)
     with pytest.raises(ConfigError, match="clause_margin"):
         VectorConfig(clause_margin=float("nan"))
+
+
+def test_every_front_end_says_which_clause_found_a_note(tmp_path: Path) -> None:
+    from engine.present import results_to_json
+    from ui.hits import explain_content
+    from ui.web.pages import _detail
+
+    with Engine.open(_clock_vault(tmp_path), index_dir=tmp_path / "index", embedder=HashEmbedder()) as eng:
+        eng.reindex()
+        results = eng.search(QUESTION, as_you_type=False)
+        prague = next(h for h in results.hits if h.path == "Prague.md")
+        assert f"by the clause \u201c{CLAUSE}\u201d" in explain_content(prague, results, False).plain
+        assert CLAUSE in _detail(prague.channels["vectors"])
+        shown = {h["path"]: h for h in results_to_json(results)["hits"]}
+        assert shown["Prague.md"]["channels"]["vectors"]["clause"] == CLAUSE
+        assert "clause" not in shown["Clock.md"]["channels"]["vectors"]

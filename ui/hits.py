@@ -111,6 +111,8 @@ def explain_content(hit: Hit | None, results: SearchResults, show_timings: bool)
                     detail += f" ({evidence.graph_relation})"
             if evidence.chunk_id is not None:
                 detail += f"{'  ' if detail else ''}chunk {evidence.chunk_id}"
+            if evidence.clause is not None:
+                detail += f"  by the clause “{evidence.clause}”"
             lines.append(Content.assemble(label, f"  rank {evidence.rank:<3} score {evidence.score:<9.4f} {detail}"))
             lines.extend(Content.styled(f"        {relation_text(r)}", "italic") for r in evidence.relations)
         votes = " · ".join(f"{CHANNEL_LABELS[name]} {vote:.4f}" for name, vote in hit.votes.items())
