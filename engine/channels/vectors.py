@@ -730,8 +730,6 @@ def _fsync(path: Path) -> None:
         os.close(fd)
 
 
-
-
 def open_channel(context: ChannelContext) -> tuple[VectorChannel, str]:
     """The vector channel over `<index>/vectors.faiss`; rebuilt from the cached embeddings when
     unreadable, or when the manifest says another model made it."""
