@@ -229,6 +229,7 @@ def results_to_json(results: SearchResults) -> dict[str, Any]:
         },
         "asked_kind": results.asked_kind.label or None,
         "kind_hops": list(results.kind_hops),
+        "clauses": list(results.clauses),
         "plan": reading_to_json(results.reading),
         "confident": results.confident,
         "ms": results.total_ms,

@@ -335,6 +335,9 @@ class SearchResults:
     trace: FusionTrace = field(default_factory=FusionTrace, repr=False, compare=False)
     # How the query was read: its words, filters and other chips, and what was not taken literally.
     reading: QueryReading = field(default_factory=QueryReading, compare=False)
+    # The question's relative clauses the vector channel searched beside it ("where Karel
+    # Purkyně died"); a hit they found says which (`ChannelEvidence.clause`).
+    clauses: tuple[str, ...] = field(default=(), compare=False)
     # Hits before this index have confident evidence; those after are the nearest notes
     # shown under a "no confident match" divider (front ends draw it here).
     confident: int = field(default=0, compare=False)

@@ -166,3 +166,7 @@ def test_every_front_end_says_which_clause_found_a_note(tmp_path: Path) -> None:
         shown = {h["path"]: h for h in results_to_json(results)["hits"]}
         assert shown["Prague.md"]["channels"]["vectors"]["clause"] == CLAUSE
         assert "clause" not in shown["Clock.md"]["channels"]["vectors"]
+        assert results.clauses == (CLAUSE,) and results_to_json(results)["clauses"] == [CLAUSE]
+        assert f"clauses \u201c{CLAUSE}\u201d" in explain_content(None, results, False).plain
+        # Full text alone searches no clause, and says so.
+        assert eng.search(QUESTION, channels=("fulltext",), as_you_type=False).clauses == ()

@@ -128,4 +128,6 @@ def explain_content(hit: Hit | None, results: SearchResults, show_timings: bool)
     lines.append(Content.assemble(("expanded ", "bold"), (expanded or "-") + (f" (+{more} more)" if more > 0 else "")))
     if results.asked_kind.label:
         lines.append(Content.assemble(("asks for ", "bold"), asked_kind_text(results)))
+    if results.clauses:
+        lines.append(Content.assemble(("clauses ", "bold"), "; ".join(f"“{c}”" for c in results.clauses)))
     return Content("\n").join(lines)

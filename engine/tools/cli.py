@@ -389,6 +389,7 @@ def _search(args: argparse.Namespace) -> int:
         named = "; ".join([*(f"{text}: {why}" for text, why in results.named_because), *(f"{text}: not a name, {why}" for text, why in results.not_names)])
         out.write(f"names, and why:      {one_line(named) or '-'}\n")
         out.write(f"entities expanded:   {one_line(', '.join(results.expanded_entities)) or '-'}\n")
+        out.write(f"clauses searched:    {one_line('; '.join(results.clauses)) or '-'}\n")
         out.write(f"asks for:            {asked_kind_text(results, count=True) or '-'}\n")
     for name, st in results.channels.items():
         if st.status != "ok" and not args.explain:
