@@ -29,6 +29,8 @@ class ChannelAnswer:
     message: str = ""
     recognized: tuple[str, ...] = ()
     expanded: tuple[str, ...] = ()
+    # The query's clauses the vector channel searched beside it (`QueryPlan.clauses`).
+    clauses: tuple[str, ...] = ()
     # The notes of the kind the question asks for (a who-question: people), if known.
     answer_notes: frozenset[str] = frozenset()
     # For a question that names a relation ("who invested in X"): the notes the vault

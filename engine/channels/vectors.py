@@ -818,7 +818,7 @@ def _with_clauses(
                 best[hit.path] = ChannelHit(path=hit.path, score=score, chunk_id=hit.chunk_id, clause=clause)
     ranked = sorted(best.values(), key=lambda hit: -hit.score)[:limit]
     hits = tuple(replace(hit, rank=rank) for rank, hit in enumerate(ranked, start=1))
-    return ChannelAnswer(hits=hits, status=whole.status, message=whole.message)
+    return ChannelAnswer(hits=hits, status=whole.status, message=whole.message, clauses=tuple(c for c, _ in clauses))
 
 
 def _pooled(best: dict[str, tuple[float, int]], limit: int) -> ChannelAnswer:

@@ -159,31 +159,30 @@ def relative_clauses(text: str, lexicon: Lexicon) -> tuple[str, ...]:
     city" holds the question's gap), and is not the whole question; the query's first
     word opens a question, not a clause. One pass over the text.
     """
-    relative = lexicon.relative_words
+    relative, stop, gaps = lexicon.relative_words, lexicon.stop_words, lexicon.gap_words
     if not relative:
         return ()
-    clauses: list[list[str]] = []
+    clauses: list[list[tuple[str, str]]] = []  # each clause's words, as written and as compared
     other = False  # words outside every clause: the question is more than its clauses
     first = True
     for piece in _CLAUSE_END.split(text):
-        current: list[str] | None = None
+        current: list[tuple[str, str]] | None = None
         for word in piece.split():
-            if not first and word.strip(_WORD_EDGES).casefold() in relative:
-                current = [word]
+            key = word.strip(_WORD_EDGES).casefold()
+            if not first and key in relative:
+                current = [(word, key)]
                 clauses.append(current)
             elif current is not None:
-                current.append(word)
-            elif word.strip(_WORD_EDGES).casefold() not in lexicon.stop_words:
+                current.append((word, key))
+            elif key not in stop:
                 other = True
             first = False
     if not other:
         return ()
-    stop, gaps = lexicon.stop_words, lexicon.gap_words
     kept = (
-        " ".join(words)
+        " ".join(word for word, _ in words)
         for words in clauses
-        if sum(1 for w in words if w.strip(_WORD_EDGES).casefold() not in stop) >= 2
-        and not any(w.strip(_WORD_EDGES).casefold() in gaps for w in words)
+        if sum(1 for _, key in words if key not in stop) >= 2 and not any(key in gaps for _, key in words)
     )
     return tuple(dict.fromkeys(kept))[:MAX_CLAUSES]
 

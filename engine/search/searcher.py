@@ -314,18 +314,9 @@ class Searcher:
             kind_hops=trace.hops,
             trace=trace,
             reading=reading,
-            clauses=self._clauses_searched(plan, statuses, candidates),
+            clauses=answers["vectors"].clauses if "vectors" in answers else (),
             confident=_confident(hits, scanned),
         )
-
-    def _clauses_searched(
-        self, plan: QueryPlan, statuses: Mapping[ChannelName, ChannelStatus], candidates: frozenset[str] | None
-    ) -> tuple[str, ...]:
-        """The plan's clauses, where the vector channel answered and searched them (unfiltered, margin under 1)."""
-        vectors = statuses.get("vectors")
-        if vectors is None or vectors.status != "ok" or candidates is not None or self._config.vectors.clause_margin >= 1:
-            return ()
-        return plan.clauses
 
     # -- filters ---------------------------------------------------------------------
     def _candidates(self, plan: QueryPlan) -> frozenset[str] | None:
