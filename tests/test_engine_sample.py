@@ -90,6 +90,24 @@ def test_query_cut_mid_word(indexed_sample: Engine) -> None:
     assert complete.hits[0].path == "People/José Álvarez.md"
 
 
+def test_a_word_being_typed_counts_where_a_note_holds_what_it_becomes(indexed_sample: Engine) -> None:
+    # "tombst" is no word of the vault; the notes holding "tombstone" match it. Their full-text
+    # votes count as votes for the whole query, not for none of it, so the nearest vectors of a
+    # half word do not push them out.
+    holding = {
+        path
+        for path, _title in indexed_sample.notes()
+        if "tombstone" in (indexed_sample.vault / path).read_text(encoding="utf-8").casefold()
+    }
+    results = indexed_sample.search("tombst", as_you_type=True, limit=10)
+    assert len(holding) >= 5
+    assert set(top(results, 5)) <= holding, top(results, 10)
+    first = results.hits[0]
+    assert first.label == "keyword_exact"
+    assert first.channels["fulltext"].matched_words == ("tombst",)
+    assert first.votes["fulltext"] > first.votes["vectors"]
+
+
 def test_non_english_title(indexed_sample: Engine) -> None:
     results = indexed_sample.search("現場", as_you_type=False)
     assert results.hits[0].path == "Glossary/現場.md"

@@ -47,6 +47,10 @@ OTHER_SETS = {
 SYNTAX_FLOORS = {"nDCG@10": 0.95, "R@5": 0.95, "MRR": 0.97}
 TYPING_FLOORS = {"nDCG@10": 0.93, "R@5": 0.93, "MRR": 0.97}
 SYNTAX_TODAY = "2026-03-12"
+# Each query as typed halfway through its last word (`--cut-mid-word`): the word being
+# typed counts as matched in the notes holding what it becomes.
+SAMPLE_CUT_FLOORS = {"nDCG@10": 0.83, "R@5": 0.91, "MRR": 0.82}
+BRAINBENCH_CUT_FLOORS = {"nDCG@10": 0.64, "R@5": 0.75, "MRR": 0.59}
 
 
 def _eval_json(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict[str, object]]:
@@ -106,6 +110,35 @@ def test_sample_vault_quality(
     assert {"rank", "path", "grade", "channels"} <= set(row["top"][0])
     assert "Beacon" in row["entities"]["recognized"]
     assert set(row["relevant"][0]["channel_ranks"]) == {"fulltext", "vectors", "graph"}
+
+
+def _assert_fusion_guard(report: dict[str, object]) -> None:
+    """The hybrid at least as good as plain RRF k=60 of the same lists and as any channel alone."""
+    hybrid, naive, channels = report["hybrid"], report["naive_rrf"], report["channels"]
+    assert isinstance(hybrid, dict) and isinstance(naive, dict) and isinstance(channels, dict)
+    for metric in ("R@5", "MRR", "nDCG@10"):
+        assert hybrid[metric] >= naive[metric], (metric, hybrid, naive)
+        assert hybrid[metric] >= max(c[metric] for c in channels.values()), (metric, hybrid, channels)
+
+
+def test_sample_vault_quality_while_typing(
+    sample_eval_dirs: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The same queries typed halfway through their last word ("tombst"): the notes holding
+    what the word becomes keep full text's vote."""
+    vault, index = sample_eval_dirs
+    code, report = _eval_json(
+        capsys,
+        "--vault", str(vault),
+        "--queries", str(DATA / "sample_queries.tsv"),
+        "--qrels", str(DATA / "sample_qrels.tsv"),
+        "--index-dir", str(index),
+        "--cut-mid-word",
+        *_floor_args(SAMPLE_CUT_FLOORS),
+    )
+    assert code == 0, report
+    assert report["queries"] == 30  # the queries whose last word has five letters or more
+    _assert_fusion_guard(report)
 
 
 @pytest.mark.parametrize(
@@ -234,6 +267,11 @@ def test_brainbench_quality(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     )
     assert code == 0, invested
     assert invested["queries"] == 24
+
+    code, typed = _eval_json(capsys, *common, "--cut-mid-word", *_floor_args(BRAINBENCH_CUT_FLOORS))
+    assert code == 0, typed
+    assert typed["queries"] == 139
+    _assert_fusion_guard(typed)
 
 
 @pytest.mark.slow

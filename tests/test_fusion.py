@@ -6,7 +6,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from engine.config import FusionConfig
-from engine.search.fusion import apply_floors, keep_graph_best, weighted_rrf
+from engine.query import QueryPlan
+from engine.search.fusion import (
+    TypedPrefix,
+    apply_floors,
+    fusion_factors,
+    keep_graph_best,
+    weighted_rrf,
+)
 
 docs = st.lists(st.sampled_from([f"d{i}" for i in range(12)]), unique=True, max_size=12)
 rankings = st.dictionaries(st.sampled_from(["fulltext", "vectors", "graph"]), docs, min_size=1)
@@ -96,3 +103,46 @@ def test_kept_graph_notes_keep_the_list_whole_and_in_score_order(ranked: dict[st
     assert scores == sorted(scores, reverse=True)
     if graph and len(kept) >= config.graph_kept_place:
         assert {key for key, _ in kept[: config.graph_kept_place]} & set(graph[: config.graph_kept])
+
+
+def test_a_word_being_typed_is_matched_by_its_expansions_and_weighs_as_the_commonest() -> None:
+    typed = TypedPrefix(stems=frozenset({"tombst"}), terms=frozenset({"tombst", "tombston", "tombstoneless"}))
+    assert typed.covered(("sync", "tombston")) == {"sync", "tombston", "tombst"}
+    assert typed.covered(("sync",)) == {"sync"}
+    weights = {"sync": 2.0, "tombst": 9.0, "tombston": 3.0, "tombstoneless": 8.0}
+    assert typed.weighed(weights)["tombst"] == 3.0
+    assert TypedPrefix().covered(("tombston",)) == {"tombston"}
+
+
+def test_a_hit_on_the_word_being_typed_votes_in_full() -> None:
+    plan = QueryPlan(raw="sync tombst", text="sync tombst", terms=("sync", "tombst"), prefix="tombst")
+    weights = {"sync": 2.0, "tombst": 9.0, "tombston": 3.0}
+    typed = TypedPrefix(stems=frozenset({"tombst"}), terms=frozenset({"tombst", "tombston"}))
+    hits = [("a.md", ("sync", "tombston")), ("b.md", ("sync",))]
+    factors = fusion_factors(
+        plan,
+        ("sync", "tombst"),
+        FusionConfig(),
+        {"fulltext": ["a.md", "b.md"]},
+        keyword_hits=hits,
+        vector_hits=[],
+        graph_hits=[],
+        recognized=(),
+        answer_notes=(),
+        term_weights=lambda terms: {term: weights[term] for term in terms},
+        typed=typed,
+    )["fulltext"]
+    assert factors["a.md"] == 1.0
+    untyped = fusion_factors(
+        plan,
+        ("sync", "tombst"),
+        FusionConfig(),
+        {"fulltext": ["a.md", "b.md"]},
+        keyword_hits=hits,
+        vector_hits=[],
+        graph_hits=[],
+        recognized=(),
+        answer_notes=(),
+        term_weights=lambda terms: {term: weights[term] for term in terms},
+    )["fulltext"]
+    assert untyped["a.md"] == untyped["b.md"] < factors["b.md"] < 1.0

@@ -31,6 +31,8 @@ class ChannelAnswer:
     expanded: tuple[str, ...] = ()
     # The query's clauses the vector channel searched beside it (`QueryPlan.clauses`).
     clauses: tuple[str, ...] = ()
+    # Full text: the index terms the word still being typed was searched as (its expansions).
+    prefix_terms: tuple[str, ...] = ()
     # The notes of the kind the question asks for (a who-question: people), if known.
     answer_notes: frozenset[str] = frozenset()
     # For a question that names a relation ("who invested in X"): the notes the vault

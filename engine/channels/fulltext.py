@@ -223,7 +223,7 @@ class FulltextChannel:
                 )
                 for rank, doc in enumerate(scorer.search(clauses, limit, allowed), start=1)
             ]
-            return ChannelAnswer(hits=tuple(hits))
+            return ChannelAnswer(hits=tuple(hits), prefix_terms=tuple(expansions))
 
     def corrections(
         self, words: Sequence[str], prefix: str | None = None, known: Callable[[], Collection[str]] = frozenset

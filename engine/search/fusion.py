@@ -202,6 +202,35 @@ def bridge_choice(rankings: Mapping[str, Sequence[str]], config: FusionConfig, b
     return min(best, key=lambda key: (best[key], key)) if best else None
 
 
+@dataclass(frozen=True)
+class TypedPrefix:
+    """The word still being typed, as full text searched it: its stems (what a hit's
+    coverage of the query counts) and the index terms it was expanded to.
+
+    "tombst" is no word of the vault, but each note holding "tombstone" matched it: a hit
+    that matched one of its expansions has matched the word, which weighs as its most
+    common expansion (the word it most likely becomes).
+    """
+
+    stems: frozenset[str] = frozenset()
+    terms: frozenset[str] = frozenset()
+
+    def covered(self, matched: Collection[str]) -> set[str]:
+        """The query terms a hit matched: its own, and the typed word's where it matched an expansion."""
+        found = set(matched)
+        return found | self.stems if self.stems and not self.terms.isdisjoint(found) else found
+
+    def weighed(self, weights: Mapping[str, float]) -> dict[str, float]:
+        """`weights` (looked up for the query's stems and these expansions) with the typed
+        word's stems weighing as its lightest expansion (the most common one)."""
+        held = [weights[term] for term in self.terms if term in weights]
+        lightest = min(held, default=None)
+        return {**weights, **dict.fromkeys(self.stems, lightest)} if lightest is not None else dict(weights)
+
+
+NO_PREFIX = TypedPrefix()
+
+
 def term_coverage(
     matched: Collection[str],
     query_terms: Collection[str],
@@ -243,8 +272,12 @@ def fusion_factors(
     hop_notes: Collection[str] = (),
     seeds: Collection[str] | None = None,
     relation_notes: tuple[Collection[str], Collection[str]] = ((), ()),
+    typed: TypedPrefix = NO_PREFIX,
 ) -> dict[str, dict[str, float]]:
     """Every channel's per-hit fusion factors.
+
+    `typed` is the word still being typed: a keyword hit that matched one of its
+    expansions counts as matching it.
 
     `relation_notes` are the notes the graph joins to a named note by the relation the
     query asks for, and those joined by another relation only: where there are the
@@ -258,7 +291,11 @@ def fusion_factors(
     are the notes of that kind the best keyword match links to (`kinds.linked_of_kind`):
     the graph's vote for them counts in full.
     """
-    weights = term_weights(stems) if term_weights is not None and fusion.idf_coverage else None
+    weights = None
+    if term_weights is not None and fusion.idf_coverage:
+        weights = typed.weighed(term_weights([*stems, *sorted(typed.terms)]) if typed.stems else term_weights(stems))
+    if keyword_hits is not None and typed.stems:
+        keyword_hits = [(path, typed.covered(matched)) for path, matched in keyword_hits]
     factors = {
         **keyword_factors(keyword_hits, stems, fusion.keyword_coverage_power, weights),
         **vector_factors(vector_hits, fusion),

@@ -48,7 +48,9 @@ from engine.search.evidence import (
 from engine.search.fallback import FlatScan, FuzzySearch
 from engine.search.filters import FactsTable, PhraseMatcher
 from engine.search.fusion import (
+    NO_PREFIX,
     Bridge,
+    TypedPrefix,
     answers_relation,
     bridge_choice,
     fusion_factors,
@@ -591,6 +593,7 @@ class Searcher:
             hop_notes=hops,
             seeds=[h.path for h in walked if len(h.graph_path) == 1] if plan.graph.seeds else None,
             relation_notes=(graph_answer.in_relation, graph_answer.other_relation) if graph_answer else ((), ()),
+            typed=_typed_prefix(plan, answers),
         )
         weights = dict(fusion.weights) if fusion.weights != self._config.fusion.weights else {}
         trace = FusionTrace(
@@ -629,6 +632,7 @@ class Searcher:
         entity_stems = self._stems_of_names(graph_answer.recognized if graph_answer else ())
         # Evidence speaks of content words: "who" or "while" matching is no reason to show.
         content = list(plan.content)
+        typed = _typed_prefix(plan, answers)
         matcher = _WordMatcher(frozenset(content), plan.prefix, self._stem)
         hits: list[Hit] = []
         chunks_of = self._chunks.of([path for path, _ in page])
@@ -642,7 +646,7 @@ class Searcher:
                         rank=hit.rank,
                         score=hit.score,  # raw: eval re-fuses with it; front ends round
                         matched_terms=_content_first(hit.matched_terms, stop_words),
-                        matched_words=_typed_words(hit.matched_terms, plan),
+                        matched_words=_typed_words(hit.matched_terms, plan, typed),
                         chunk_id=hit.chunk_id,
                         graph_path=hit.graph_path,
                         graph_relation=hit.graph_relation,
@@ -650,7 +654,7 @@ class Searcher:
                         clause=hit.clause,
                     )
             fulltext = evidence.get("fulltext")
-            matched = set(fulltext.matched_terms) if fulltext is not None else set()
+            matched = typed.covered(fulltext.matched_terms) if fulltext is not None else set()
             label = choose_label(
                 evidence,
                 exact_title=path in exact,
@@ -924,11 +928,29 @@ def _ms(started: float) -> float:
     return round((time.perf_counter() - started) * 1000.0, 2)
 
 
-def _typed_words(terms: Sequence[str], plan: QueryPlan) -> tuple[str, ...]:
-    """Matched index terms as the user typed them, stop words left out ("migrat" → migration)."""
+def _typed_words(terms: Sequence[str], plan: QueryPlan, typed: TypedPrefix = NO_PREFIX) -> tuple[str, ...]:
+    """Matched index terms as the user typed them, stop words left out ("migrat" → migration;
+    an expansion of the word being typed, "tombston", → that word as typed so far, "tombst")."""
     stop_words = plan.lexicon.stop_words
-    words = (plan.spelled.get(term, term) for term in terms if term not in stop_words)
+    prefix = plan.prefix if typed.stems else None
+    words = (
+        plan.spelled.get(term) or (prefix if prefix and term in typed.terms else term)
+        for term in terms
+        if term not in stop_words
+    )
     return tuple(dict.fromkeys(word for word in words if word not in stop_words))
+
+
+def _typed_prefix(plan: QueryPlan, answers: Mapping[ChannelName, ChannelAnswer]) -> TypedPrefix:
+    """The word still being typed, as full text searched it (none when the query has no such word)."""
+    fulltext = answers.get("fulltext")
+    if not plan.prefix or fulltext is None or not fulltext.prefix_terms:
+        return NO_PREFIX
+    complete = set(plan.complete_stems)
+    return TypedPrefix(
+        stems=frozenset(stem for stem in plan.stems if stem not in complete),
+        terms=frozenset(fulltext.prefix_terms),
+    )
 
 
 def _content_first(terms: tuple[str, ...], stop_words: frozenset[str]) -> tuple[str, ...]:

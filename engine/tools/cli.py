@@ -174,6 +174,11 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument(
         "--typing", action="store_true", help="run each query as typed: its last word a prefix, as in the search box"
     )
+    evaluate.add_argument(
+        "--cut-mid-word",
+        action="store_true",
+        help="run each query as typed halfway through its last word (of 5+ letters; other queries are skipped)",
+    )
     evaluate.add_argument("--today", help="the day time words count from, YYYY-MM-DD (default: the clock)")
     evaluate.add_argument(
         "--channels", default="fulltext,vectors,graph", help="channels to fuse and measure alone"

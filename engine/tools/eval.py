@@ -25,6 +25,7 @@ __all__ = [
     "EvalReport",
     "QueryMetrics",
     "contribution",
+    "cut_mid_word",
     "evaluate",
     "load_qrels",
     "load_queries",
@@ -199,6 +200,23 @@ def _rows(path: Path, columns: int) -> Iterable[tuple[int, list[str]]]:
 def load_queries(path: Path) -> list[tuple[str, str]]:
     """(qid, query) pairs from a `qid<TAB>query` file with an optional header."""
     return [(parts[0], parts[1]) for _, parts in _rows(path, 2)]
+
+
+# The last word of a query, with whatever punctuation follows it.
+_LAST_WORD = re.compile(r"(\w+)\W*\Z")
+# Only a word this long is cut: a shorter one is typed in a keystroke or two.
+CUT_MIN_LETTERS = 5
+
+
+def cut_mid_word(text: str) -> str | None:
+    """The query as typed halfway through its last word ("… the vault that holds plu"):
+    that word cut to half its letters (at least 3), what follows it dropped; None where
+    the last word is shorter than `CUT_MIN_LETTERS`."""
+    found = _LAST_WORD.search(text)
+    if found is None or len(found.group(1)) < CUT_MIN_LETTERS:
+        return None
+    word = found.group(1)
+    return text[: found.start()] + word[: max(3, (len(word) + 1) // 2)]
 
 
 def load_qrels(path: Path) -> dict[str, dict[str, int]]:
@@ -515,6 +533,9 @@ def run_command(args: Any, engine: Engine, progress: Callable[[Any], None], err:
     qrels = load_qrels(args.qrels)
     if args.qid_prefix:
         queries = [(qid, text) for qid, text in queries if qid.startswith(tuple(args.qid_prefix))]
+    if args.cut_mid_word:
+        cut = ((qid, cut_mid_word(text)) for qid, text in queries)
+        queries = [(qid, text) for qid, text in cut if text is not None]
     channels = _parse_channels(args.channels)
     engine.reindex(progress=progress)
     status = engine.status()
@@ -533,7 +554,13 @@ def run_command(args: Any, engine: Engine, progress: Callable[[Any], None], err:
 
     try:
         report = evaluate(
-            engine, queries, qrels, channels=channels, limit=args.limit, on_query=on_query, typing=args.typing
+            engine,
+            queries,
+            qrels,
+            channels=channels,
+            limit=args.limit,
+            on_query=on_query,
+            typing=args.typing or args.cut_mid_word,
         )
     finally:
         if per_query_file is not None:
