@@ -108,6 +108,21 @@ def test_a_word_being_typed_counts_where_a_note_holds_what_it_becomes(indexed_sa
     assert first.votes["fulltext"] > first.votes["vectors"]
 
 
+def test_a_name_being_typed_is_recognised_as_the_one_it_can_become(indexed_sample: Engine) -> None:
+    text = "who chose Postgres as the database for Bea"
+    typed = indexed_sample.plan(text)
+    beacon = [m for m in typed.entities if m.surface == "Beacon"]
+    assert beacon and beacon[0].end == len(text), typed.entities
+    assert ("Beacon", "written as a name, being typed as “Bea”") in typed.named_because
+    # Typed whole, the same words name no note: "Bea" is not a name.
+    assert not any(m.surface.startswith("Bea") for m in indexed_sample.plan(text, as_you_type=False).entities)
+    # "Mar" begins Marcus Chen and Markdown Conventions: it could become either, so neither.
+    assert not indexed_sample.plan("notes by Mar").entities
+    # The graph walks from Beacon as it does for the whole name.
+    whole = indexed_sample.search("who chose Postgres as the database for Beacon", as_you_type=False)
+    assert top(indexed_sample.search(text, as_you_type=True), 3) == top(whole, 3)
+
+
 def test_non_english_title(indexed_sample: Engine) -> None:
     results = indexed_sample.search("現場", as_you_type=False)
     assert results.hits[0].path == "Glossary/現場.md"

@@ -117,7 +117,7 @@ class QueryPlan(Query):
         contain one name ("... in IL-6 signalling ...") is mostly about something the
         graph cannot see.
         """
-        spans = _spans_of(self.text, named)
+        spans = self._spans_of(named)
         words = [w for w in QUERY_WORD.finditer(self.text) if w.group().casefold() not in self.lexicon.stop_words]
         if not words:
             return 0.0
@@ -126,8 +126,18 @@ class QueryPlan(Query):
 
     def asks_about(self, named: Sequence[str]) -> bool:
         """Whether the query is a who-question about the relations of one of `named` ("Who advises X?")."""
-        matches = [EntityMatch(self.text[s:e], s, e, ()) for s, e in _spans_of(self.text, named)]
+        matches = [EntityMatch(self.text[s:e], s, e, ()) for s, e in self._spans_of(named)]
         return _asks_for_related(self.text, matches, self.lexicon)
+
+    def _spans_of(self, named: Sequence[str]) -> list[tuple[int, int]]:
+        """Where each of `named` is written: the span the plan recognised it at (a name being
+        typed is recognised complete, "Beacon" for "Bea"), else its first place in the text."""
+        at = {m.surface: (m.start, m.end) for m in self.entities}
+        return [
+            at[surface] if surface in at else _span_in(self.text, surface)
+            for surface in named
+            if surface in at or surface in self.text
+        ]
 
 
 def is_question(raw: str, lexicon: Lexicon, *, words: str | None = None) -> bool:
@@ -187,14 +197,10 @@ def relative_clauses(text: str, lexicon: Lexicon) -> tuple[str, ...]:
     return tuple(dict.fromkeys(kept))[:MAX_CLAUSES]
 
 
-def _spans_of(text: str, named: Sequence[str]) -> list[tuple[int, int]]:
-    """Where each of `named` is first written in `text`."""
-    spans = []
-    for surface in named:
-        at = text.find(surface)
-        if at >= 0:
-            spans.append((at, at + len(surface)))
-    return spans
+def _span_in(text: str, surface: str) -> tuple[int, int]:
+    """Where `surface` (which `text` holds) is first written in it."""
+    at = text.find(surface)
+    return at, at + len(surface)
 
 
 def residual_words(text: str, matches: Sequence[EntityMatch], lexicon: Lexicon) -> list[str]:
@@ -245,6 +251,26 @@ def query_stems(
     return list(dict.fromkeys(stems))
 
 
+# A word being typed is completed to a name from this many letters on ("Bea", not "Be").
+_COMPLETED_MIN_CHARS = 3
+
+
+def _as_typed(
+    text: str, matches: Sequence[EntityMatch], because: Sequence[tuple[str, str]]
+) -> tuple[list[EntityMatch], list[tuple[str, str]]]:
+    """Names recognised in `text` with its last word completed, back on `text`: a match
+    that runs past its end ends there, keeps the completed name as its surface, and says
+    it is being typed."""
+    end = len(text)
+    typed = {m.surface: text[m.start :] for m in matches if m.end > end}
+    kept = [dataclasses.replace(m, end=end) if m.end > end else m for m in matches]
+    said = [
+        (surface, f"{reason}, being typed as “{typed[surface]}”" if surface in typed else reason)
+        for surface, reason in because
+    ]
+    return kept, said
+
+
 def replace_terms(query: Query, terms: Sequence[str]) -> Query:
     """`query` with other terms (to stem a part of it)."""
     return dataclasses.replace(query, terms=tuple(terms))
@@ -262,9 +288,13 @@ class Planner:
         correct: Corrector | None = None,
         term_weights: TermWeights | None = None,
         common_name_share: float = 0.0,
+        complete: Callable[[str], str] | None = None,
     ) -> None:
         """`stem` is the full-text channel's analyzer; `recognize` finds the vault's entities in text
         (the graph's dictionary); `correct` reads words the vault has never seen as typos of its own.
+        `complete` gives the letters the last word of a text lacks to be the one word of a
+        note's name it can become ("" if none or several): names are recognised in a query
+        with its word being typed completed so ("Who works at Bea" names *Beacon*).
 
         With `term_weights` and a `common_name_share` above 0, a name typed all in lower
         case ("settings") is a name only if one of its words is in at most that share of
@@ -275,6 +305,7 @@ class Planner:
         self._correct = correct
         self._term_weights = term_weights
         self._common_share = common_name_share
+        self._complete = complete
 
     def plan(
         self, raw: str, *, as_you_type: bool = True, kinds: NoteKinds | None = None, today: dt.date | None = None
@@ -315,9 +346,11 @@ class Planner:
         content = [s for s in stems if s not in lexicon.stop_words] or stems
         hint_terms = [s for s in content if len(s) >= 3] or [s for s in content if len(s) >= 2]
         entities: Sequence[EntityMatch] = ()
+        named_text = query.text
         if self._recognize is not None:
             try:
-                entities = self._recognize(query.text)
+                named_text = query.text + self._completion(query)
+                entities = self._recognize(named_text)
             except Exception as exc:  # the graph's dictionary failed: no entities, graph degraded
                 log.debug("entity recognition failed", exc_info=True)
                 problems.append(("graph", f"{type(exc).__name__}: {exc}"))
@@ -325,10 +358,12 @@ class Planner:
         not_names: list[tuple[str, str]] = []
         if entities:
             try:
-                entities, named_because, not_names = self.names_of(query.text, entities)
+                entities, named_because, not_names = self.names_of(named_text, entities)
             except Exception as exc:  # the vault's term statistics failed: every match is a name
                 log.debug("name rarity failed", exc_info=True)
                 problems.append(("fulltext", f"{type(exc).__name__}: {exc}"))
+        if named_text != query.text:
+            entities, named_because = _as_typed(query.text, entities, named_because)
         return QueryPlan(
             **parsed,
             stems=tuple(stems),
@@ -347,6 +382,16 @@ class Planner:
             clauses=() if query.has_syntax else relative_clauses(settled_text(query), lexicon),
             lexicon=lexicon,
         )
+
+    def _completion(self, query: Query) -> str:
+        """The letters the word being typed lacks to be the one word of a note's name it can
+        become ("" when no word is being typed, or it is short, or could become several)."""
+        prefix = query.prefix
+        if self._complete is None or not prefix or query.has_syntax or len(prefix) < _COMPLETED_MIN_CHARS:
+            return ""
+        if not query.text.casefold().endswith(prefix.casefold()):
+            return ""
+        return self._complete(query.text)
 
     def names_of(
         self, text: str, matches: Sequence[EntityMatch]

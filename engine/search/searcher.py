@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import bisect
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -70,6 +71,13 @@ T = TypeVar("T")
 TYPED_TITLES_MAX = 3
 
 
+# A word being typed is completed from the names that the query's last few words begin.
+_COMPLETION_WORDS = 8
+_COMPLETION_READ = 2000
+_WORD = re.compile(r"\w+")
+_WORD_START = re.compile(r"\w*")
+
+
 class TitleIndex:
     """Normalised title and alias → note paths, for the exact-match floor."""
 
@@ -91,6 +99,34 @@ class TitleIndex:
             for alias in aliases:
                 self.aliases.setdefault(normalize(alias), []).append(path)
         self.sorted_titles = sorted(self.titles)
+        self._sorted_names = sorted({*self.titles, *self.aliases})
+
+    def completion(self, text: str) -> str:
+        """The letters the last word of `text` lacks to be the one word it can become in a
+        title or alias ("" when it can become none or several, or is whole already).
+
+        The text's longest ending that begins a name decides: "1:1 Wendy Hernandez + Mia
+        Bro" begins the meeting's title, whose word is "Brown"; "Who works at Bea" ends
+        with the beginning of *Beacon* alone. Looked up by bisection, reading the names
+        that begin so until a second completion shows (at most `_COMPLETION_READ`).
+        """
+        words = list(_WORD.finditer(text))
+        if not words or words[-1].end() != len(text):
+            return ""
+        names = self._sorted_names
+        for word in words[-_COMPLETION_WORDS:]:
+            key = normalize(text[word.start() :])
+            found: set[str] = set()
+            at = bisect.bisect_left(names, key)
+            for name in names[at : at + _COMPLETION_READ]:
+                if not name.startswith(key):
+                    break
+                found.add(_WORD_START.match(name, len(key)).group())  # type: ignore[union-attr]
+                if len(found) > 1:
+                    return ""
+            if found:
+                return found.pop()
+        return ""
 
     def starting_with(self, key: str, most: int) -> list[str]:
         """Notes whose title (or file name) starts with `key` but is longer, shortest title first."""
@@ -146,6 +182,7 @@ class Searcher:
             correct=correct,
             term_weights=term_weights,
             common_name_share=config.graph.common_name_share,
+            complete=self._completion,
         )
         self._kinds = _note_kinds(catalog, stem, lexicon)
         self._notes_with = notes_with
@@ -162,6 +199,10 @@ class Searcher:
         self._grams: tuple[int, PhraseGrams | None] = (-1, None)
         self._stopping = threading.Event()  # set when the engine closes: `prepare` returns
         self._chunks = NoteChunks(catalog)
+
+    def _completion(self, text: str) -> str:
+        """What the word being typed lacks to be a note's name (the titles as they are now)."""
+        return self._titles.completion(text)
 
     def refresh_titles(self) -> None:
         """Reload the title/alias floor table and the note kinds after the catalog changed."""
