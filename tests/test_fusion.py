@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 from engine.config import FusionConfig
 from engine.query import QueryPlan
 from engine.search.fusion import (
+    NO_PREFIX,
     TypedPrefix,
     apply_floors,
     fusion_factors,
@@ -117,32 +118,24 @@ def test_a_word_being_typed_is_matched_by_its_expansions_and_weighs_as_the_commo
 def test_a_hit_on_the_word_being_typed_votes_in_full() -> None:
     plan = QueryPlan(raw="sync tombst", text="sync tombst", terms=("sync", "tombst"), prefix="tombst")
     weights = {"sync": 2.0, "tombst": 9.0, "tombston": 3.0}
-    typed = TypedPrefix(stems=frozenset({"tombst"}), terms=frozenset({"tombst", "tombston"}))
     hits = [("a.md", ("sync", "tombston")), ("b.md", ("sync",))]
-    factors = fusion_factors(
-        plan,
-        ("sync", "tombst"),
-        FusionConfig(),
-        {"fulltext": ["a.md", "b.md"]},
-        keyword_hits=hits,
-        vector_hits=[],
-        graph_hits=[],
-        recognized=(),
-        answer_notes=(),
-        term_weights=lambda terms: {term: weights[term] for term in terms},
-        typed=typed,
-    )["fulltext"]
-    assert factors["a.md"] == 1.0
-    untyped = fusion_factors(
-        plan,
-        ("sync", "tombst"),
-        FusionConfig(),
-        {"fulltext": ["a.md", "b.md"]},
-        keyword_hits=hits,
-        vector_hits=[],
-        graph_hits=[],
-        recognized=(),
-        answer_notes=(),
-        term_weights=lambda terms: {term: weights[term] for term in terms},
-    )["fulltext"]
-    assert untyped["a.md"] == untyped["b.md"] < factors["b.md"] < 1.0
+
+    def keyword_factors(typed: TypedPrefix) -> dict[str, float]:
+        return fusion_factors(
+            plan,
+            ("sync", "tombst"),
+            FusionConfig(),
+            {"fulltext": ["a.md", "b.md"]},
+            keyword_hits=hits,
+            vector_hits=[],
+            graph_hits=[],
+            recognized=(),
+            answer_notes=(),
+            term_weights=lambda terms: {term: weights[term] for term in terms},
+            typed=typed,
+        )["fulltext"]
+
+    typed = keyword_factors(TypedPrefix(stems=frozenset({"tombst"}), terms=frozenset({"tombst", "tombston"})))
+    untyped = keyword_factors(NO_PREFIX)
+    assert typed["a.md"] == 1.0
+    assert untyped["a.md"] == untyped["b.md"] < typed["b.md"] < 1.0
