@@ -130,13 +130,13 @@ class QueryPlan(Query):
         return _asks_for_related(self.text, matches, self.lexicon)
 
     def _spans_of(self, named: Sequence[str]) -> list[tuple[int, int]]:
-        """Where each of `named` is written: the span the plan recognised it at (a name being
-        typed is recognised complete, "Beacon" for "Bea"), else its first place in the text."""
-        at = {m.surface: (m.start, m.end) for m in self.entities}
+        """Where each of `named` is first written in the text, or, for a name being typed
+        (recognised complete, "Beacon" for "Bea"), the span the plan recognised it at."""
+        typed = {m.surface: (m.start, m.end) for m in self.entities if m.surface not in self.text}
         return [
-            at[surface] if surface in at else _span_in(self.text, surface)
+            _span_in(self.text, surface) if surface in self.text else typed[surface]
             for surface in named
-            if surface in at or surface in self.text
+            if surface in self.text or surface in typed
         ]
 
 
