@@ -22,6 +22,7 @@ from engine.lexicon import Lexicon
 from engine.query import GraphRequest, Planner, QueryPlan
 from engine.query.parse import query_without
 from engine.query.plan import Corrector
+from engine.query.words import QUERY_WORD
 from engine.records import (
     CHANNEL_NAMES,
     CHUNK_SEEDED,
@@ -74,7 +75,6 @@ TYPED_TITLES_MAX = 3
 # A word being typed is completed from the names that the query's last few words begin.
 _COMPLETION_WORDS = 8
 _COMPLETION_READ = 2000
-_WORD = re.compile(r"\w+")
 _WORD_START = re.compile(r"\w*")
 
 
@@ -110,7 +110,7 @@ class TitleIndex:
         with the beginning of *Beacon* alone. Looked up by bisection, reading the names
         that begin so until a second completion shows (at most `_COMPLETION_READ`).
         """
-        words = list(_WORD.finditer(text))
+        words = list(QUERY_WORD.finditer(text))
         if not words or words[-1].end() != len(text):
             return ""
         names = self._sorted_names

@@ -202,8 +202,8 @@ def load_queries(path: Path) -> list[tuple[str, str]]:
     return [(parts[0], parts[1]) for _, parts in _rows(path, 2)]
 
 
-# The last word of a query, with whatever punctuation follows it.
-_LAST_WORD = re.compile(r"(\w+)\W*\Z")
+# A word character, as `\w` reads one.
+_WORD_CHAR = re.compile(r"\w")
 # Only a word this long is cut: a shorter one is typed in a keystroke or two.
 CUT_MIN_LETTERS = 5
 
@@ -211,12 +211,21 @@ CUT_MIN_LETTERS = 5
 def cut_mid_word(text: str) -> str | None:
     """The query as typed halfway through its last word ("… the vault that holds plu"):
     that word cut to half its letters (at least 3), what follows it dropped; None where
-    the last word is shorter than `CUT_MIN_LETTERS`."""
-    found = _LAST_WORD.search(text)
-    if found is None or len(found.group(1)) < CUT_MIN_LETTERS:
+    the last word is shorter than `CUT_MIN_LETTERS`.
+
+    Read backwards one character at a time: a pattern anchored at the end would try every
+    start in a long run of letters that does not end the text.
+    """
+    end = len(text)
+    while end and not _WORD_CHAR.match(text[end - 1]):
+        end -= 1
+    start = end
+    while start and _WORD_CHAR.match(text[start - 1]):
+        start -= 1
+    word = text[start:end]
+    if len(word) < CUT_MIN_LETTERS:
         return None
-    word = found.group(1)
-    return text[: found.start()] + word[: max(3, (len(word) + 1) // 2)]
+    return text[:start] + word[: max(3, (len(word) + 1) // 2)]
 
 
 def load_qrels(path: Path) -> dict[str, dict[str, int]]:
