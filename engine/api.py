@@ -179,6 +179,7 @@ class Engine:
             recognize=self._graph.entity_matches,
             notes_with=self._fulltext.notes_with,
             correct=self._fulltext.corrections if config.fulltext.typo_correction else None,
+            finish=self._fulltext.word_being_typed,
             lexicon=self._lexicon,
             chunk_entities=self._graph.chunk_entities,
             fuzzy=self._fulltext.fuzzy_search,

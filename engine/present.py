@@ -282,6 +282,7 @@ def reading_to_json(reading: QueryReading) -> dict[str, Any]:
         "words": list(reading.words),
         "stems": list(reading.stems),
         "prefix": reading.prefix,
+        "typed_as": reading.typed_as or None,
         "chips": [
             {
                 "kind": chip.kind,

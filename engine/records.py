@@ -306,6 +306,8 @@ class QueryReading:
     stems: tuple[str, ...] = ()  # the words' index terms
     prefix: str | None = None  # the word still being typed
     corrections: tuple[tuple[str, str], ...] = ()  # (as typed, read as)
+    # The whole word the word being typed was searched by meaning as ("tombst" → "tombstone").
+    typed_as: str = ""
 
 
 @dataclass(frozen=True)

@@ -106,6 +106,12 @@ def test_a_word_being_typed_counts_where_a_note_holds_what_it_becomes(indexed_sa
     assert first.label == "keyword_exact"
     assert first.channels["fulltext"].matched_words == ("tombst",)
     assert first.votes["fulltext"] > first.votes["vectors"]
+    # By meaning, the half word is searched as the vault's word it begins: the vector channel
+    # lists what it lists for "tombstone", not the nearest neighbours of a fragment.
+    assert results.reading.typed_as == "tombstone"
+    by_meaning = indexed_sample.search("tombst", as_you_type=True, channels=["vectors"], limit=5)
+    whole = indexed_sample.search("tombstone", as_you_type=False, channels=["vectors"], limit=5)
+    assert top(by_meaning, 5) == top(whole, 5)
 
 
 def test_a_name_being_typed_is_recognised_as_the_one_it_can_become(indexed_sample: Engine) -> None:

@@ -136,9 +136,16 @@ def test_a_repeated_vector_search_is_answered_from_memory_until_the_index_change
         first = eng.search("offline sync me", channels=("vectors",))  # "me" is still being typed
         remembered = dict(eng._vectors._answers)
         assert len(remembered) == 1
-        again = eng.search("offline sync mer", channels=("vectors",))
+        again = eng.search("offline sync m", channels=("vectors",))
         assert [h.path for h in again.hits] == [h.path for h in first.hits]
         assert dict(eng._vectors._answers) == remembered, "the same settled words: the same answer, not searched again"
+        # Two keystrokes that read as the same whole word are one search by meaning.
+        assert eng.plan("offline sync merg").typed_as == eng.plan("offline sync merge").typed_as != ""
+        merg = eng.search("offline sync merg", channels=("vectors",))
+        assert len(eng._vectors._answers) == 2
+        merge = eng.search("offline sync merge", channels=("vectors",))
+        assert len(eng._vectors._answers) == 2
+        assert [h.path for h in merge.hits] == [h.path for h in merg.hits]
         _append(sample_copy, "Glossary/CRDT.md", "\n\n## Offline sync\n\nOffline sync of merged replicas.\n")
         eng.reindex(["Glossary/CRDT.md"])
         assert eng._vectors._answers == {}, "an edit forgets the remembered answers"

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import bisect
 import heapq
+import itertools
 import logging
 import os
 import shutil
 import threading
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -18,6 +20,7 @@ from engine.channels.bm25 import BUCKET_CHARS, BulkScorer, SegmentCache
 from engine.config import FulltextConfig
 from engine.entities import displayed_text, fold_accents
 from engine.errors import IndexCorrupt
+from engine.lexicon import Lexicon
 from engine.query import Query
 from engine.records import ChannelHit, ChannelName
 from engine.tokens import normalize_text, script_of
@@ -44,6 +47,8 @@ _STEM_TAIL = 4
 _BUCKET_CHARS = BUCKET_CHARS
 # Typed prefixes whose expansions are kept (for the current searcher).
 _KEPT_EXPANSIONS = 4096
+# The language's words read for one word being typed ("pro" starts some 600 of English's).
+_TYPED_READ = 2000
 # The flat scan's typo search looks among the terms sharing a word's first two letters.
 _FUZZY_BUCKET_CHARS = 2
 # Shorter words have too many neighbours one edit away to be worth a fuzzy guess.
@@ -113,6 +118,8 @@ class FulltextChannel:
         self._expansions: dict[str, list[str]] = {}
         # Corrections found for the current searcher: typing repeats the same words.
         self._corrected: tuple[BulkScorer, dict[str, tuple[str, str] | None]] | None = None
+        self._known_words: tuple[Mapping[str, int], list[str]] | None = None
+        self._word_terms: dict[str, list[str]] = {}
 
     # -- building ---------------------------------------------------------------
     def rebuild(self, catalog: Catalog) -> None:
@@ -395,6 +402,56 @@ class FulltextChannel:
                 self._expansions.clear()
             found = self._expansions[prefix] = self._expansions_of(scorer, prefix)
         return found
+
+    def word_being_typed(self, prefix: str, lexicon: Lexicon) -> str:
+        """The whole word `prefix` most likely becomes in this vault ("" when none is known).
+
+        Of the language's whole words (`Lexicon.known_words`) that start with the prefix
+        and are no stop words, the one whose index term the most notes hold; of those
+        reading as the same term, the commonest in the language. "tombst" becomes
+        "tombstone", "meeti" "meeting", "the" "theme" in a vault about themes, "communi"
+        "community" (not "communism", read as the same term). A prefix shorter than full
+        text's expansions, or one that begins no known word of the vault, becomes nothing.
+        """
+        if len(prefix) < self._config.prefix_min_chars or not prefix.isalpha():
+            return ""
+        lowered = fold_accents(normalize_text(prefix).casefold())
+        known = lexicon.known_words()
+        words = self._words_of(known)
+        at = bisect.bisect_left(words, lowered)
+        candidates = [
+            word
+            for word in itertools.islice(itertools.takewhile(lambda w: w.startswith(lowered), words[at:]), _TYPED_READ)
+            if word not in lexicon.stop_words
+        ]
+        if not candidates:
+            return ""
+        with self._lock:
+            scorer = self._scorer_for(self._searcher)
+            self._expand_prefix(scorer, prefix)  # reads the bucket of the prefix's first letters
+            counts = dict(self._buckets.get(lowered[:_BUCKET_CHARS], ()))
+        best, best_key = "", (0, 0)
+        for word in candidates:
+            terms = self._analyzed(word)
+            key = (counts.get(terms[0], 0) if len(terms) == 1 else 0, -known[word])
+            if key[0] and key > best_key:
+                best, best_key = word, key
+        return best
+
+    def _analyzed(self, word: str) -> list[str]:
+        """`analyze(word)`, remembered (a word being typed is read again on every keystroke)."""
+        found = self._word_terms.get(word)
+        if found is None:
+            if len(self._word_terms) >= _KEPT_EXPANSIONS * 8:
+                self._word_terms.clear()
+            found = self._word_terms[word] = self.analyze(word)
+        return found
+
+    def _words_of(self, known: Mapping[str, int]) -> list[str]:
+        """The language's whole words, sorted (once per vocabulary)."""
+        if self._known_words is None or self._known_words[0] is not known:
+            self._known_words = (known, sorted(known))
+        return self._known_words[1]
 
     def _expansions_of(self, scorer: BulkScorer, prefix: str) -> list[str]:
         own = self.analyze(prefix)

@@ -21,8 +21,7 @@ from engine.channels.numbering import PathNumbers
 from engine.config import VectorConfig
 from engine.embedder import Embedder
 from engine.errors import IndexCorrupt
-from engine.query import Query, QueryPlan
-from engine.query.parse import settled_text
+from engine.query import Query, QueryPlan, embedded_text
 from engine.records import ChannelHit, ChannelName
 
 # Rows added since the last full save go to a delta file while they are at most this
@@ -416,7 +415,7 @@ class VectorChannel:
                 if not self._owners:
                     return ChannelAnswer(hits=())  # no chunks at all (an empty vault): nothing is missing
                 return ChannelAnswer(hits=(), status="degraded", message="no chunk embedded yet")
-        text = settled_text(query)
+        text = embedded_text(query)
         if not text:
             return ChannelAnswer(hits=())  # the first word is still being typed
         candidates = getattr(query, "candidates", None)

@@ -14,7 +14,7 @@ import functools
 import hashlib
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -93,9 +93,10 @@ class Lexicon:
     months: tuple[str, ...] = ()
     # The word before a month: "in March".
     month_preposition: str = ""
-    # Whole words of the language (a tokenizer's vocabulary): typo correction leaves them alone,
-    # "attended" is a word even where no note says it. Loaded on first use.
-    known_words: Callable[[], frozenset[str]] = field(default=frozenset, repr=False, compare=False)
+    # Whole words of the language (a tokenizer's vocabulary), each with its rank, commonest
+    # first: typo correction leaves them alone ("attended" is a word even where no note says
+    # it), and a word being typed is read as one of them. Loaded on first use.
+    known_words: Callable[[], Mapping[str, int]] = field(default=dict, repr=False, compare=False)
     # Named relations between notes, read from a link's sentence and from properties.
     relations: tuple[RelationWords, ...] = ()
     # Words that turn an active phrase passive before the name ("founded in 2022 by X").

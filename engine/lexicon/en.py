@@ -10,16 +10,18 @@ from engine.lexicon import Lexicon, RelationWords
 _PERSON_MARKS = frozenset({"people", "person", "persons", "contacts", "contact"})
 
 @functools.cache
-def _vocabulary() -> frozenset[str]:
-    """The whole words of all-MiniLM-L6-v2's WordPiece vocabulary (30k, uncased English)."""
+def _vocabulary() -> dict[str, int]:
+    """The whole words of all-MiniLM-L6-v2's WordPiece vocabulary (30k, uncased English),
+    each with its rank: the vocabulary lists words commonest first."""
     from models import load_spec
 
     try:
         data = json.loads(load_spec().tokenizer_path.read_text(encoding="utf-8"))
         vocab = data["model"]["vocab"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return frozenset()
-    return frozenset(word for word in vocab if word.isalpha() and not word.startswith("##"))
+        ids = sorted((int(i), str(word)) for word, i in vocab.items() if word.isalpha() and not word.startswith("##"))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return {}
+    return {word: rank for rank, (_id, word) in enumerate(ids)}
 
 
 # fmt: off

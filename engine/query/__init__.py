@@ -10,6 +10,7 @@ from engine.query.plan import (
     Planner,
     QueryPlan,
     RelationQuestion,
+    embedded_text,
 )
 
 __all__ = [
@@ -21,5 +22,6 @@ __all__ = [
     "Query",
     "QueryPlan",
     "RelationQuestion",
+    "embedded_text",
     "parse_query",
 ]

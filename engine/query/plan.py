@@ -21,7 +21,7 @@ from engine.entities import EntityMatch
 from engine.kinds import NoteKinds
 from engine.lexicon import Lexicon
 from engine.lexicon.en import ENGLISH
-from engine.query.parse import Query, parse_query, settled_text
+from engine.query.parse import SETTLED_LETTERS, Query, parse_query, settled_text
 from engine.query.words import QUERY_WORD, relation_keys
 from engine.records import NO_KIND, AskedKind, ChannelName
 
@@ -108,6 +108,9 @@ class QueryPlan(Query):
     # far as the vector channel embeds them (`settled_text`); none for a query with
     # operators. The vector channel searches each too (`relative_clauses`).
     clauses: tuple[str, ...] = ()
+    # The whole word the word being typed is read as ("tombst" → "tombstone"; "" when none,
+    # and for a query typed in full): the vector channel embeds it (`embedded_text`).
+    typed_as: str = ""
     lexicon: Lexicon = field(default=ENGLISH, repr=False, compare=False)
 
     def coverage(self, named: Sequence[str]) -> float:
@@ -289,6 +292,7 @@ class Planner:
         term_weights: TermWeights | None = None,
         common_name_share: float = 0.0,
         complete: Callable[[str], str] | None = None,
+        finish: Callable[[str, Lexicon], str] | None = None,
     ) -> None:
         """`stem` is the full-text channel's analyzer; `recognize` finds the vault's entities in text
         (the graph's dictionary); `correct` reads words the vault has never seen as typos of its own.
@@ -306,6 +310,7 @@ class Planner:
         self._term_weights = term_weights
         self._common_share = common_name_share
         self._complete = complete
+        self._finish = finish
 
     def plan(
         self, raw: str, *, as_you_type: bool = True, kinds: NoteKinds | None = None, today: dt.date | None = None
@@ -347,9 +352,16 @@ class Planner:
         hint_terms = [s for s in content if len(s) >= 3] or [s for s in content if len(s) >= 2]
         entities: Sequence[EntityMatch] = ()
         named_text = query.text
+        completion = ""
+        try:
+            completion = self._completion(query)
+        except Exception as exc:  # the title table failed: the word being typed stays as typed
+            log.debug("completing a name failed", exc_info=True)
+            problems.append(("graph", f"{type(exc).__name__}: {exc}"))
+        typed_as = self._typed_as(query, completion, problems)
         if self._recognize is not None:
             try:
-                named_text = query.text + self._completion(query)
+                named_text = query.text + completion
                 entities = self._recognize(named_text)
             except Exception as exc:  # the graph's dictionary failed: no entities, graph degraded
                 log.debug("entity recognition failed", exc_info=True)
@@ -379,9 +391,41 @@ class Planner:
             asked_kind=kinds.asked_for(query.text) if kinds is not None else NO_KIND,
             asks=is_question(query.raw, lexicon, words=query.text),
             problems=tuple(problems),
-            clauses=() if query.has_syntax else relative_clauses(settled_text(query), lexicon),
+            clauses=() if query.has_syntax else relative_clauses(embedded_text(query, typed_as), lexicon),
+            typed_as=typed_as,
             lexicon=lexicon,
         )
+
+    def prepare(self) -> None:
+        """Read the language's whole words, which the first word being typed would otherwise
+        wait for (about 40 ms for English's)."""
+        if self._finish is not None:
+            self.lexicon.known_words()
+
+    def _typed_as(self, query: Query, completion: str, problems: list[tuple[ChannelName, str]]) -> str:
+        """The whole word the word being typed is read as: the note name it completes, else
+        the vault's commonest word it begins (`finish`); "" when none."""
+        if not query.prefix:
+            return ""
+        if len(query.prefix) < SETTLED_LETTERS and not settled_text(query):
+            # Alone, a fragment that short is a guess the whole vector search would rest on
+            # ("gen": general? genba?): it is searched by meaning once it is longer.
+            return ""
+        if not query.text.casefold().endswith(query.prefix.casefold()):
+            return ""
+        written = query.text[len(query.text) - len(query.prefix) :]
+        if completion:
+            return written + completion
+        if self._finish is None:
+            return ""
+        try:
+            word = self._finish(query.prefix, self.lexicon)
+        except Exception as exc:  # the vocabulary or the index could not be read: the word stays as typed
+            log.debug("reading the word being typed failed", exc_info=True)
+            problems.append(("vectors", f"{type(exc).__name__}: {exc}"))
+            return ""
+        # The language's words are in lower case: the letters typed stay as typed ("Tombst" → "Tombstone").
+        return written + word[len(written) :] if word[: len(written)] == written.casefold() else word
 
     def _completion(self, query: Query) -> str:
         """The letters the word being typed lacks to be the one word of a note's name it can
@@ -462,3 +506,14 @@ class Planner:
             about_one=_asks_for_related(query.text, entities, self.lexicon),
             keys=frozenset(relation_keys(residual, self.lexicon)),
         )
+
+
+def embedded_text(query: Query, typed_as: str | None = None) -> str:
+    """The text the vector channel embeds: the query with its word being typed read as the
+    whole word it most likely becomes (`QueryPlan.typed_as`), or without it while it is
+    short and becomes no known word (`settled_text`)."""
+    if typed_as is None:
+        typed_as = getattr(query, "typed_as", "")
+    if not typed_as or not query.prefix or not query.text.casefold().endswith(query.prefix.casefold()):
+        return settled_text(query)
+    return query.text[: len(query.text) - len(query.prefix)] + typed_as

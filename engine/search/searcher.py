@@ -155,6 +155,7 @@ class Searcher:
         recognize: Callable[[str], Sequence[EntityMatch]] | None = None,
         notes_with: Callable[[str], set[str]] | None = None,
         correct: Corrector | None = None,
+        finish: Callable[[str, Lexicon], str] | None = None,
         lexicon: Lexicon,
         chunk_entities: Callable[[Sequence[tuple[str, int]]], list[tuple[str, ...]]] | None = None,
         fuzzy: FuzzySearch | None = None,
@@ -183,6 +184,7 @@ class Searcher:
             term_weights=term_weights,
             common_name_share=config.graph.common_name_share,
             complete=self._completion,
+            finish=finish,
         )
         self._kinds = _note_kinds(catalog, stem, lexicon)
         self._notes_with = notes_with
@@ -224,8 +226,9 @@ class Searcher:
         """Build the tables a first keystroke would otherwise build: the facts filters read
         and the flat scan's titles (about 0.3 s at 10k notes), then each note's runs of
         four characters, which let a quoted phrase skip the notes that cannot say it (about
-        0.45 s at 10k; after a change only the changed notes are read again). Safe beside
-        searches and catalog changes: a table read before a change is dropped."""
+        0.45 s at 10k; after a change only the changed notes are read again), and the
+        language's words a word being typed is read as. Safe beside searches and catalog
+        changes: a table read before a change is dropped."""
         with self._tables_lock:
             generation, titles = self._tables_generation, self._titles
             facts_wanted, scan_wanted = self._facts is None, self._scan is None
@@ -245,6 +248,8 @@ class Searcher:
         for channel in self._channels.values():
             if not stopping():
                 channel.prepare()
+        if not stopping():
+            self._planner.prepare()
         if grams_for != generation and not stopping():
             built = PhraseGrams.build(self._catalog, previous=grams, stop=stopping)
             if built is None:
@@ -919,6 +924,7 @@ def _reading(plan: QueryPlan) -> QueryReading:
         stems=plan.stems,
         prefix=plan.prefix,
         corrections=plan.corrections,
+        typed_as=plan.typed_as,
     )
 
 

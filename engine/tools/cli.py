@@ -351,6 +351,8 @@ def _search(args: argparse.Namespace) -> int:
     read_as = reading_text(results.reading)
     if read_as:
         out.write(f"read as: {one_line(read_as)}\n")
+    if args.explain and results.reading.typed_as:
+        out.write(f"typing: “{one_line(results.reading.prefix or '')}” searched by meaning as “{one_line(results.reading.typed_as)}”\n")
     confident, nearest = split_hits(results)
     for number, hit in enumerate((*confident, *nearest), start=1):
         if number == len(confident) + 1 and nearest:
