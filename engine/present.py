@@ -119,6 +119,7 @@ __all__ = [
     "split_hits",
     "split_wikilink",
     "status_to_json",
+    "typed_as_text",
     "vectors_text",
     "watch_line",
     "why_lines",
@@ -297,6 +298,16 @@ def reading_to_json(reading: QueryReading) -> dict[str, Any]:
         "notes": list(reading.notes),
         "only_filters": reading.only_filters,
     }
+
+
+def typed_as_text(reading: QueryReading) -> str:
+    """How the word being typed was searched by meaning ("" when it was not read as another word)."""
+    if not reading.typed_as or not reading.prefix:
+        return ""
+    typed = reading.typed_as[: len(reading.prefix)]  # as written: the plan's prefix is in lower case
+    if typed.casefold() != reading.prefix.casefold():
+        typed = reading.prefix
+    return f"“{typed}” searched by meaning as “{reading.typed_as}”"
 
 
 def reading_text(reading: QueryReading) -> str:

@@ -8,7 +8,9 @@ from collections.abc import Iterator
 import pytest
 
 from engine.api import Engine
+from engine.present import typed_as_text
 from engine.query import embedded_text
+from ui.hits import explain_content
 
 
 @pytest.fixture(scope="module")
@@ -65,3 +67,7 @@ def test_the_reading_says_what_the_word_was_searched_as(engine: Engine) -> None:
     assert typing.reading.prefix == "ins"
     assert typing.reading.typed_as == "install"
     assert engine.search("how to ins", as_you_type=False).reading.typed_as == ""
+    # Said as typed, in every front end's explain view.
+    written = engine.search("How to Ins", as_you_type=True)
+    assert typed_as_text(written.reading) == "\u201cIns\u201d searched by meaning as \u201cInstall\u201d"
+    assert "typing \u201cIns\u201d searched by meaning as \u201cInstall\u201d" in explain_content(None, written, False).plain

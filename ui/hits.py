@@ -6,7 +6,14 @@ import posixpath
 
 from textual.content import Content
 
-from engine.present import CHANNEL_LABELS, asked_kind_text, badges, next_hop_text, relation_text
+from engine.present import (
+    CHANNEL_LABELS,
+    asked_kind_text,
+    badges,
+    next_hop_text,
+    relation_text,
+    typed_as_text,
+)
 from engine.records import CHANNEL_NAMES, ChannelName, Hit, SearchResults
 
 CHANNEL_STYLE: dict[ChannelName, str] = {
@@ -130,4 +137,7 @@ def explain_content(hit: Hit | None, results: SearchResults, show_timings: bool)
         lines.append(Content.assemble(("asks for ", "bold"), asked_kind_text(results)))
     if results.clauses:
         lines.append(Content.assemble(("clauses ", "bold"), "; ".join(f"“{c}”" for c in results.clauses)))
+    typed_as = typed_as_text(results.reading)
+    if typed_as:
+        lines.append(Content.assemble(("typing ", "bold"), typed_as))
     return Content("\n").join(lines)

@@ -30,6 +30,7 @@ from engine.present import (
     results_to_json,
     split_hits,
     status_to_json,
+    typed_as_text,
     vectors_text,
     watch_line,
     why_lines,
@@ -351,8 +352,9 @@ def _search(args: argparse.Namespace) -> int:
     read_as = reading_text(results.reading)
     if read_as:
         out.write(f"read as: {one_line(read_as)}\n")
-    if args.explain and results.reading.typed_as:
-        out.write(f"typing: “{one_line(results.reading.prefix or '')}” searched by meaning as “{one_line(results.reading.typed_as)}”\n")
+    typed_as = typed_as_text(results.reading)
+    if args.explain and typed_as:
+        out.write(f"typing: {one_line(typed_as)}\n")
     confident, nearest = split_hits(results)
     for number, hit in enumerate((*confident, *nearest), start=1):
         if number == len(confident) + 1 and nearest:

@@ -151,6 +151,12 @@ def test_the_explain_view_says_which_kind_a_query_asks_for(client: TestClient) -
     assert "asks for: people (others rank lower)" in html
 
 
+def test_the_explain_view_says_how_the_word_being_typed_was_searched(client: TestClient) -> None:
+    typing = client.get("/", params={"q": "crdt tombst", "typing": "1"}).text
+    assert "typing: \u201ctombst\u201d searched by meaning as \u201ctombstone\u201d" in typing
+    assert "searched by meaning" not in client.get("/", params={"q": "crdt tombst"}).text  # a whole query
+
+
 def test_search_page_says_when_vectors_are_unavailable(tmp_path: Path) -> None:
     vault = make_vault(tmp_path)
     with Engine.open(vault, index_dir=tmp_path / "index", embedder=None) as engine:

@@ -22,6 +22,7 @@ from engine.present import (
     printable_path,
     relation_text,
     split_hits,
+    typed_as_text,
     why_lines,
 )
 from ui.web.render import note_url
@@ -236,6 +237,7 @@ def _explain_summary(results: SearchResults) -> str:
         f"<p>entities recognized: {e(recognized)}</p>"
         f"<p>entities expanded: {e(expanded)}</p>"
         + (f"<p>asks for: {e(asked_kind_text(results))}</p>" if results.asked_kind.label else "")
+        + (f"<p>typing: {e(typed_as_text(results.reading))}</p>" if typed_as_text(results.reading) else "")
         + '<form class="why-form" action="/why" method="get">'
         f'<input type="hidden" name="q" value="{e(results.query)}">'
         '<input name="note" type="text" placeholder="Why isn\'t this note here? (title or path)"'
