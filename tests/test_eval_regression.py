@@ -293,29 +293,20 @@ def test_other_sets_quality(name: str, tmp_path: Path, capsys: pytest.CaptureFix
     if not vault.is_dir():
         pytest.skip("the shared datasets are not present")
     queries, qrels, count, floors = OTHER_SETS[name]
-    code, report = _eval_json(
-        capsys,
+    common = [
         "--vault", str(vault),
         "--queries", str(queries),
         "--qrels", str(qrels),
         "--index-dir", str(tmp_path / "index"),
-        *_floor_args(floors),
-    )
+    ]
+    code, report = _eval_json(capsys, *common, *_floor_args(floors))
     assert code == 0, report
     assert report["queries"] == count
     _assert_fusion_guard(report)
     if name not in OTHER_CUT_SETS:
         return
     cut_count, cut_floors = OTHER_CUT_SETS[name]
-    code, typed = _eval_json(
-        capsys,
-        "--vault", str(vault),
-        "--queries", str(queries),
-        "--qrels", str(qrels),
-        "--index-dir", str(tmp_path / "index"),
-        "--cut-mid-word",
-        *_floor_args(cut_floors),
-    )
+    code, typed = _eval_json(capsys, *common, "--cut-mid-word", *_floor_args(cut_floors))
     assert code == 0, typed
     assert typed["queries"] == cut_count
     _assert_fusion_guard(typed)
