@@ -409,7 +409,7 @@ class FulltextChannel:
         Of the language's whole words (`Lexicon.known_words`) that start with the prefix
         and are no stop words, the one whose index term the most notes hold; of those
         reading as the same term, the commonest in the language. "tombst" becomes
-        "tombstone", "meeti" "meeting", "the" "theme" in a vault about themes, "communi"
+        "tombstone", "meeti" "meeting", "the" "themes" in a vault about themes, "communi"
         "community" (not "communism", read as the same term). A prefix shorter than full
         text's expansions, or one that begins no known word of the vault, becomes nothing.
         """

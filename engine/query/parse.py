@@ -113,7 +113,9 @@ def settled_text(query: Query) -> str:
 
     While the last word is that short the embedding stays that of the words before it,
     which the query cache already holds; from four letters on the word counts (a
-    finished last word is usually that long, and the user may stop typing there).
+    finished last word is usually that long, and the user may stop typing there). The
+    vector channel uses this only where the fragment is read as no whole word
+    (`engine.query.plan.embedded_text`).
     """
     if not query.prefix or len(query.prefix) >= SETTLED_LETTERS:
         return query.text

@@ -105,7 +105,7 @@ class QueryPlan(Query):
     corrections: tuple[tuple[str, str], ...] = ()
     graph: GraphRequest = NO_GRAPH_REQUEST
     # The question's relative clauses ("where Karel Purkyně died"), of the words typed so
-    # far as the vector channel embeds them (`settled_text`); none for a query with
+    # far as the vector channel embeds them (`embedded_text`); none for a query with
     # operators. The vector channel searches each too (`relative_clauses`).
     clauses: tuple[str, ...] = ()
     # The whole word the word being typed is read as ("tombst" → "tombstone"; "" when none,
@@ -299,6 +299,9 @@ class Planner:
         `complete` gives the letters the last word of a text lacks to be the one word of a
         note's name it can become ("" if none or several): names are recognised in a query
         with its word being typed completed so ("Who works at Bea" names *Beacon*).
+        `finish` gives the whole word of the language a word being typed most likely
+        becomes in the vault (full text's `word_being_typed`): the vector channel embeds
+        the query with it (`QueryPlan.typed_as`).
 
         With `term_weights` and a `common_name_share` above 0, a name typed all in lower
         case ("settings") is a name only if one of its words is in at most that share of
