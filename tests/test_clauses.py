@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from vault_copy import write_vault
 
 from engine.api import Engine
 from engine.config import EngineConfig, VectorConfig
@@ -92,18 +93,16 @@ def _exact_ranking(eng: Engine, texts_margins: list[tuple[str, float]]) -> dict[
 
 
 def _clock_vault(root: Path) -> Path:
-    vault = root / "vault"
-    vault.mkdir()
-    notes = {
-        "Prague.md": "# Prague\n\nKarel Purkyně died in Prague.\n",
-        "Clock.md": "# Astronomical clock\n\nThe astronomical clock was built in 1410, in the city hall.\n",
-        "Sundial.md": "# Sundial\n\nWhen was the garden sundial built? Nobody knows.\n",
-        "Brno.md": "# Brno\n\nA city with a clock tower and a cathedral.\n",
-        "Physiology.md": "# Physiology\n\nPurkyně cells were named for a physiologist.\n",
-    }
-    for name, text in notes.items():
-        (vault / name).write_text(text, encoding="utf-8")
-    return vault
+    return write_vault(
+        root / "vault",
+        {
+            "Prague.md": "# Prague\n\nKarel Purkyně died in Prague.\n",
+            "Clock.md": "# Astronomical clock\n\nThe astronomical clock was built in 1410, in the city hall.\n",
+            "Sundial.md": "# Sundial\n\nWhen was the garden sundial built? Nobody knows.\n",
+            "Brno.md": "# Brno\n\nA city with a clock tower and a cathedral.\n",
+            "Physiology.md": "# Physiology\n\nPurkyně cells were named for a physiologist.\n",
+        },
+    )
 
 
 QUESTION = "When was the astronomical clock built in the city where Karel Purkyně died?"

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from vault_copy import write_vault
 
 from engine.api import Engine
 from engine.present import typed_as_text
@@ -16,17 +17,13 @@ from ui.hits import explain_content
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
     root = tmp_path_factory.mktemp("typed")
-    vault = root / "vault"
-    vault.mkdir()
     notes = {
         "Themes.md": "# Themes\n\nA theme changes how the app looks. Install a theme from the gallery.\n",
         "Community.md": "# Community\n\nThe community shares plugins. Community plugins extend the app.\n",
         "Dark mode.md": "# Dark mode\n\nThe dark theme is a setting. Then there is the light one.\n",
         "Install.md": "# Install\n\nTo install the app, download it. Installing takes a minute.\n",
     }
-    for name, text in notes.items():
-        (vault / name).write_text(text, encoding="utf-8")
-    opened = Engine.open(vault, index_dir=root / "index", embedder=None)
+    opened = Engine.open(write_vault(root / "vault", notes), index_dir=root / "index", embedder=None)
     opened.reindex(embed=False)
     yield opened
     opened.close()

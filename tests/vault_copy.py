@@ -22,3 +22,11 @@ def copy_vault(source: Path, target: Path) -> Path:
 def copy_sample_vault(target: Path) -> Path:
     """Copy sample_vault/'s notes to `target` (which must not exist yet) and return it."""
     return copy_vault(SAMPLE_VAULT, target)
+
+
+def write_vault(target: Path, notes: dict[str, str]) -> Path:
+    """A new vault at `target` holding `notes` (file name → text, UTF-8), returned."""
+    target.mkdir(parents=True)
+    for name, text in notes.items():
+        (target / name).write_text(text, encoding="utf-8")
+    return target

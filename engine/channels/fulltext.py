@@ -421,7 +421,7 @@ class FulltextChannel:
         at = bisect.bisect_left(words, lowered)
         candidates = [
             word
-            for word in itertools.islice(itertools.takewhile(lambda w: w.startswith(lowered), words[at:]), _TYPED_READ)
+            for word in itertools.takewhile(lambda w: w.startswith(lowered), itertools.islice(words, at, at + _TYPED_READ))
             if word not in lexicon.stop_words
         ]
         if not candidates:
