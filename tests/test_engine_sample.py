@@ -243,3 +243,29 @@ def test_a_page_of_notes_chunks_comes_in_one_query_as_each_note_alone(indexed_sa
     assert set(together) == {path for path in paths if catalog.chunks_for(path)}
     for path in paths:
         assert together.get(path, []) == catalog.chunks_for(path)
+
+
+def test_a_typo_in_the_word_being_typed_reads_as_the_word_it_was_meant_to_become(indexed_sample: Engine) -> None:
+    # "kikcof" begins no word; "kickof", two neighbours swapped, begins "kickoff". Full text
+    # reads it so, the vector channel embeds that word, and the reading says which it was.
+    typo = indexed_sample.search("atlas kikcof", as_you_type=True, limit=10)
+    assert ("kikcof", "kickoff") in typo.reading.corrections
+    assert typo.reading.typed_as == "kickoff"
+    kickoff = "Meetings/2026/2026-01-12 Atlas Kickoff.md"
+    assert kickoff in top(typo, 3), top(typo, 10)
+    assert "kickoff" in typo.hits[top(typo, 10).index(kickoff)].channels["fulltext"].matched_words
+    by_meaning = indexed_sample.search("atlas kikcof", as_you_type=True, channels=["vectors"], limit=5)
+    whole = indexed_sample.search("atlas kickoff", as_you_type=False, channels=["vectors"], limit=5)
+    assert top(by_meaning, 5) == top(whole, 5)
+    # A whole word mistyped while still typing is embedded as its correction too.
+    assert indexed_sample.search("atlas kikcoff", as_you_type=True).reading.typed_as == "kickoff"
+
+
+def test_the_start_of_a_word_the_vault_lacks_is_no_typo(indexed_sample: Engine) -> None:
+    # "discon" begins "disconnected", a word of the language no note says: it stays as typed
+    # rather than becoming the vault's "discount" (one letter away), and "recep" (reception)
+    # does not become "recap".
+    for query, fragment in (("made while discon", "discon"), ("handsets lacking recep", "recep")):
+        reading = indexed_sample.search(query, as_you_type=True).reading
+        assert not any(typed == fragment for typed, _word in reading.corrections), reading.corrections
+        assert reading.typed_as not in ("discount", "recap")

@@ -53,6 +53,11 @@ SYNTAX_TODAY = "2026-03-12"
 # The word being typed is searched by meaning as the vault's word it most likely becomes.
 SAMPLE_CUT_FLOORS = {"nDCG@10": 0.85, "R@5": 0.92, "MRR": 0.85}
 BRAINBENCH_CUT_FLOORS = {"nDCG@10": 0.83, "R@5": 0.88, "MRR": 0.81}
+# Queries typed with a slip in the word still being typed ("…lacking recpet",
+# typo_typing_queries.tsv over the sample vault, obsidian_help_typo_typing_queries.tsv over
+# the Obsidian help vault; each qid's labels are those of the query it was typed from).
+SAMPLE_TYPO_TYPING_FLOORS = {"nDCG@10": 0.77, "R@5": 0.88, "MRR": 0.80}
+OBSIDIAN_TYPO_TYPING = (DATA / "obsidian_help_typo_typing_queries.tsv", 19, {"nDCG@10": 0.80, "R@5": 0.92, "MRR": 0.75})
 # The other sets where the fusion guard holds while typing too (hotpotqa-sample's MRR does
 # not: docs/QUALITY.md), with the number of their queries that have a word to cut.
 OTHER_CUT_SETS = {
@@ -151,6 +156,27 @@ def test_sample_vault_quality_while_typing(
     )
     assert code == 0, report
     assert report["queries"] == 30  # the queries whose last word has five letters or more
+    _assert_fusion_guard(report)
+
+
+def test_sample_vault_quality_with_a_typo_in_the_word_being_typed(
+    sample_eval_dirs: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A slip in the word still being typed ("kikcof") is read, by full text and by meaning,
+    as the word it was meant to become."""
+    vault, index = sample_eval_dirs
+    queries = DATA / "typo_typing_queries.tsv"
+    code, report = _eval_json(
+        capsys,
+        "--vault", str(vault),
+        "--queries", str(queries),
+        "--qrels", str(DATA / "sample_qrels.tsv"),
+        "--index-dir", str(index),
+        "--typing",
+        *_floor_args(SAMPLE_TYPO_TYPING_FLOORS),
+    )
+    assert code == 0, report
+    assert report["queries"] == len(load_queries(queries))
     _assert_fusion_guard(report)
 
 
@@ -303,6 +329,14 @@ def test_other_sets_quality(name: str, tmp_path: Path, capsys: pytest.CaptureFix
     assert code == 0, report
     assert report["queries"] == count
     _assert_fusion_guard(report)
+    if name == "obsidian-help":
+        typo_queries, typo_count, typo_floors = OBSIDIAN_TYPO_TYPING
+        code, typo = _eval_json(
+            capsys, *common[:2], "--queries", str(typo_queries), *common[4:], "--typing", *_floor_args(typo_floors)
+        )
+        assert code == 0, typo
+        assert typo["queries"] == typo_count
+        _assert_fusion_guard(typo)
     if name not in OTHER_CUT_SETS:
         return
     cut_count, cut_floors = OTHER_CUT_SETS[name]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import bisect
 import heapq
-import itertools
 import logging
 import os
 import shutil
@@ -58,6 +57,8 @@ _FUZZY_MIN_CHARS = 4
 # word's length (a pasted run of 228 letters took 10 s at one keystroke). A longer word is
 # searched as typed (the vectors still read it).
 _CORRECTED_MAX_CHARS = 24
+# A word being typed is read as the word one edit of it begins from this many letters on.
+_PREFIX_CORRECTED_MIN_CHARS = 5
 # Whoosh's multi-process writer pays off only for big batches (worker start-up, extra segments).
 _PARALLEL_WRITE_MIN = 2000
 _MAX_WRITER_PROCS = 2
@@ -233,7 +234,7 @@ class FulltextChannel:
             return ChannelAnswer(hits=tuple(hits), prefix_terms=tuple(expansions))
 
     def corrections(
-        self, words: Sequence[str], prefix: str | None = None, known: Callable[[], Collection[str]] = frozenset
+        self, words: Sequence[str], prefix: str | None = None, known: Callable[[], Mapping[str, int]] = dict
     ) -> dict[str, tuple[str, str]]:
         """For each word the index has never seen, (the index term, the word) one edit away that most notes hold.
 
@@ -243,7 +244,10 @@ class FulltextChannel:
         read only when a word is not in the index: "attended" is a word even where no note
         says it). Words under four letters and numbers are never corrected: too many of
         their neighbours are words of their own. `prefix`, the word still being typed, is
-        corrected only when no index term starts with it. Of variants that read as the same
+        corrected only when no index term and no word of the language starts with it
+        ("discon", of disconnected, stays as typed in a vault without that word). When no
+        whole word is one edit from it either, it reads as the word that a variant one edit
+        away begins (`_prefix_correction`: "kikcof" → kickoff). Of variants that read as the same
         index term, one in `known` is the one shown: "atlsa" reads as atlas, not as the
         stem's other spelling "atla".
         """
@@ -254,7 +258,10 @@ class FulltextChannel:
                 cache = self._corrected = (scorer, {})
             out: dict[str, tuple[str, str]] = {}
             starts = prefix and any(self._frequency(scorer, term) for term in self._expand_prefix(scorer, prefix))
-            if prefix and not starts and prefix not in known():
+            # A word being typed that begins a word of the language is no typo, even where the
+            # vault lacks that word ("recep", of reception, is not read as recap).
+            typo = bool(prefix and not starts and not _words_beginning(self._words_of(known()), _folded(prefix)))
+            if prefix and typo:
                 words = [*words, prefix]
             for word in words:
                 if word not in cache[1]:
@@ -262,7 +269,41 @@ class FulltextChannel:
                 found = cache[1][word]
                 if found:
                     out[word] = found
+            if prefix and typo and prefix not in out:
+                begun = f"{prefix}\0"  # the cache's key for the word the prefix begins
+                if begun not in cache[1]:
+                    cache[1][begun] = self._prefix_correction(scorer, prefix, known())
+                found = cache[1][begun]
+                if found:
+                    out[prefix] = found
             return out
+
+    def _prefix_correction(self, scorer: BulkScorer, prefix: str, known: Mapping[str, int]) -> tuple[str, str] | None:
+        """The word being typed, when it begins no index term and no word of the language,
+        read as the whole word that a variant one edit away begins ("kikcof" → kickoff: no
+        word starts "kikcof", and "kickof", its neighbours swapped, starts kickoff). Of such words,
+        the one whose index term the most notes hold, then the one with the first kind of
+        edit (as `_correction` orders them). A prefix under five letters has too many
+        variants that begin a word to be read so, and names outside the language's words
+        are not completed (as `word_being_typed` completes none)."""
+        if not _PREFIX_CORRECTED_MIN_CHARS <= len(prefix) <= _CORRECTED_MAX_CHARS or not prefix.isalpha():
+            return None
+        words = self._words_of(known)
+        best: tuple[str, str] | None = None
+        best_key: tuple[int, int, int, str] | None = None
+        for variant, kind in _one_edit(prefix, script_of(prefix)).items():
+            begun = [word for word in _words_beginning(words, variant) if len(word) > len(variant)]
+            if not begun:
+                continue
+            self._expand_prefix(scorer, variant)  # reads the bucket of the variant's first letters
+            counts = dict(self._buckets.get(variant[:_BUCKET_CHARS], ()))
+            for word in begun:
+                terms = self._analyzed(word)
+                count = counts.get(terms[0], 0) if len(terms) == 1 else 0
+                key = (-count, kind, known[word], word)
+                if count and (best_key is None or key < best_key):
+                    best, best_key = (terms[0], word), key
+        return best
 
     def _correction(self, scorer: BulkScorer, word: str, whole_words: Callable[[], Collection[str]]) -> tuple[str, str] | None:
         if not 4 <= len(word) <= _CORRECTED_MAX_CHARS or not word.isalpha():
@@ -273,26 +314,8 @@ class FulltextChannel:
         known = whole_words()
         if word in known:
             return None
-        letters = sorted(set(_ALPHABETS.get(script_of(word), "")) | set(word))
-        # Every variant one edit away, with the kind of edit: deletions first (a doubled or
-        # stray letter is the commonest slip), then swaps, replacements and insertions. Of
-        # the variants most notes hold, the first kind (then the shorter) is the one shown.
-        variants: dict[str, int] = {}
-
-        def add(variant: str, kind: int) -> None:
-            variants[variant] = min(kind, variants.get(variant, kind))
-
-        for i in range(len(word) + 1):
-            head, tail = word[:i], word[i:]
-            if tail:
-                add(head + tail[1:], 0)  # a letter deleted
-                if len(tail) > 1:
-                    add(head + tail[1] + tail[0] + tail[2:], 1)  # neighbours swapped
-                for c in letters:
-                    add(head + c + tail[1:], 2)  # a letter replaced
-            for c in letters:
-                add(head + c + tail, 3)  # a letter inserted
-        variants.pop(word, None)
+        # Of the variants most notes hold, the first kind of edit (then the shorter) is the one shown.
+        variants = _one_edit(word, script_of(word))
         best: tuple[str, str] | None = None
         best_key: tuple[int, int, int, int, str] | None = None
         for variant, kind in variants.items():
@@ -415,15 +438,10 @@ class FulltextChannel:
         """
         if len(prefix) < self._config.prefix_min_chars or not prefix.isalpha():
             return ""
-        lowered = fold_accents(normalize_text(prefix).casefold())
+        lowered = _folded(prefix)
         known = lexicon.known_words()
         words = self._words_of(known)
-        at = bisect.bisect_left(words, lowered)
-        candidates = [
-            word
-            for word in itertools.takewhile(lambda w: w.startswith(lowered), itertools.islice(words, at, at + _TYPED_READ))
-            if word not in lexicon.stop_words
-        ]
+        candidates = [word for word in _words_beginning(words, lowered) if word not in lexicon.stop_words]
         if not candidates:
             return ""
         with self._lock:
@@ -580,3 +598,43 @@ def open_channel(context: ChannelContext) -> tuple[FulltextChannel, str]:
         channel = FulltextChannel(directory, context.config.fulltext)
         channel.rebuild(context.catalog)
         return channel, f"{exc}; rebuilt from the catalog"
+
+
+def _one_edit(word: str, script: str) -> dict[str, int]:
+    """Every variant of `word` one edit away, with the kind of edit: deletions first (a
+    doubled or stray letter is the commonest slip), then swaps, replacements and insertions."""
+    letters = sorted(set(_ALPHABETS.get(script, "")) | set(word))
+    variants: dict[str, int] = {}
+
+    def add(variant: str, kind: int) -> None:
+        variants[variant] = min(kind, variants.get(variant, kind))
+
+    for i in range(len(word) + 1):
+        head, tail = word[:i], word[i:]
+        if tail:
+            add(head + tail[1:], 0)  # a letter deleted
+            if len(tail) > 1:
+                add(head + tail[1] + tail[0] + tail[2:], 1)  # neighbours swapped
+            for c in letters:
+                add(head + c + tail[1:], 2)  # a letter replaced
+        for c in letters:
+            add(head + c + tail, 3)  # a letter inserted
+    variants.pop(word, None)
+    return variants
+
+
+def _words_beginning(words: Sequence[str], prefix: str) -> list[str]:
+    """The first `_TYPED_READ` of sorted `words` that begin with `prefix` (read from where
+    `prefix` would sit: no pass over the words before it)."""
+    begun: list[str] = []
+    start = bisect.bisect_left(words, prefix)
+    for at in range(start, min(len(words), start + _TYPED_READ)):
+        if not words[at].startswith(prefix):
+            break
+        begun.append(words[at])
+    return begun
+
+
+def _folded(word: str) -> str:
+    """`word` as the language's word list spells it: normalised, lower case, no accents."""
+    return fold_accents(normalize_text(word).casefold())

@@ -14,7 +14,7 @@ import datetime as dt
 import logging
 import math
 import re
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from engine.entities import EntityMatch
@@ -35,7 +35,7 @@ Recognizer = Callable[[str], Sequence[EntityMatch]]
 # (complete words, the word being typed) → {typed: (index term, the word it was read as)}
 # (complete words, the word being typed, the language's whole words: preferred spellings) → …
 # (words, the word being typed, the language's whole words read on first need) → corrections.
-Corrector = Callable[[Sequence[str], "str | None", "Callable[[], Collection[str]]"], dict[str, tuple[str, str]]]
+Corrector = Callable[[Sequence[str], "str | None", "Callable[[], Mapping[str, int]]"], dict[str, tuple[str, str]]]
 # Index terms → their idf in the vault (full text's, log(N / (df + 1)) + 1).
 TermWeights = Callable[[Sequence[str]], dict[str, float]]
 
@@ -361,7 +361,11 @@ class Planner:
         except Exception as exc:  # the title table failed: the word being typed stays as typed
             log.debug("completing a name failed", exc_info=True)
             problems.append(("graph", f"{type(exc).__name__}: {exc}"))
-        typed_as = self._typed_as(query, completion, problems)
+        if query.prefix and query.prefix in corrected:
+            # A typo in the word being typed ("kikcof"): the vectors read the word full text reads.
+            typed_as = corrected[query.prefix][1]
+        else:
+            typed_as = self._typed_as(query, completion, problems)
         if self._recognize is not None:
             try:
                 named_text = query.text + completion
