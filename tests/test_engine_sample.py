@@ -259,6 +259,10 @@ def test_a_typo_in_the_word_being_typed_reads_as_the_word_it_was_meant_to_become
     assert top(by_meaning, 5) == top(whole, 5)
     # A whole word mistyped while still typing is embedded as its correction too.
     assert indexed_sample.search("atlas kikcoff", as_you_type=True).reading.typed_as == "kickoff"
+    # A slip read as a fragment ("genreat" → generat, an index term) is embedded as the word it begins.
+    fragment = indexed_sample.search("platform genreat", as_you_type=True).reading
+    assert ("genreat", "generat") in fragment.corrections
+    assert fragment.typed_as.startswith("generat") and len(fragment.typed_as) > len("generat"), fragment.typed_as
 
 
 def test_the_start_of_a_word_the_vault_lacks_is_no_typo(indexed_sample: Engine) -> None:

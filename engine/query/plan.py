@@ -362,8 +362,11 @@ class Planner:
             log.debug("completing a name failed", exc_info=True)
             problems.append(("graph", f"{type(exc).__name__}: {exc}"))
         if query.prefix and query.prefix in corrected:
-            # A typo in the word being typed ("kikcof"): the vectors read the word full text reads.
-            typed_as = corrected[query.prefix][1]
+            # A typo in the word being typed ("kikcof"): the vectors read the word full text
+            # reads; one that is no word of the language, as the word it begins ("genreat" →
+            # generat → generated).
+            meant = corrected[query.prefix][1]
+            typed_as = meant if meant in lexicon.known_words() else self._finished(meant, problems) or meant
         else:
             typed_as = self._typed_as(query, completion, problems)
         if self._recognize is not None:
@@ -423,16 +426,20 @@ class Planner:
         written = query.text[len(query.text) - len(query.prefix) :]
         if completion:
             return written + completion
+        word = self._finished(query.prefix, problems)
+        # The language's words are in lower case: the letters typed stay as typed ("Tombst" → "Tombstone").
+        return written + word[len(written) :] if word[: len(written)] == written.casefold() else word
+
+    def _finished(self, prefix: str, problems: list[tuple[ChannelName, str]]) -> str:
+        """The vault's commonest word of the language that `prefix` begins (`finish`); "" when none."""
         if self._finish is None:
             return ""
         try:
-            word = self._finish(query.prefix, self.lexicon)
+            return self._finish(prefix, self.lexicon)
         except Exception as exc:  # the vocabulary or the index could not be read: the word stays as typed
             log.debug("reading the word being typed failed", exc_info=True)
             problems.append(("vectors", f"{type(exc).__name__}: {exc}"))
             return ""
-        # The language's words are in lower case: the letters typed stay as typed ("Tombst" → "Tombstone").
-        return written + word[len(written) :] if word[: len(written)] == written.casefold() else word
 
     def _completion(self, query: Query) -> str:
         """The letters the word being typed lacks to be the one word of a note's name it can
