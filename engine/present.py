@@ -255,7 +255,10 @@ QUERY_SYNTAX_HELP = """\
 
 Filters alone (`tag:meeting last week`) list the matching notes, newest first. A word
 the vault has never seen (of 4 to 24 letters) is read as the vault's word one typo away
-("kikcoff" → kickoff), and the chips above the results say how the query was read.
+("kikcoff" → kickoff), and the chips above the results say how the query was read. So is
+a word still being typed that begins no word at all: from its fifth letter, it is read as
+the word that one edit of it begins ("kikcof" → kickoff). One that begins a word the vault
+lacks ("discon", of disconnected) stays as typed.
 """
 
 # Below the last confident hit, this many nearest notes are shown under a divider.
