@@ -12,7 +12,10 @@ against the note's word pieces, and the note's score is the mean of those, in it
   note (`noseed`);
 - `vec head`: the vector channel's first N re-ordered by MaxSim, the trace re-fused;
 - `late w`: a fourth list in fusion, the full-text and vector channels' first 20 ordered
-  by MaxSim, weighted w times the vector channel's weight.
+  by MaxSim, weighted w times the vector channel's weight;
+- `slots w`: as `rerank`, but the hybrid's first 20 that the graph voted for (in its
+  counted depth) or that a title floor put there keep their places; the others are
+  re-ordered among the places left.
 
 It reads the engine's private embedder (its tokenizer and ONNX session): an experiment,
 not an interface.
@@ -92,6 +95,13 @@ def main(vault: Path, queries: Path, qrels_path: Path, index_dir: Path) -> None:
             reranked = sorted(top, key=lambda p: -(1 / (10 + hits.index(p)) + weight / (10 + by_maxsim[p])))
             add(f"rerank top20 w{weight:g}", reranked + hits[20:], grades)
             add(f"rerank top20 w{weight:g} noseed", hits if found.recognized_entities else reranked + hits[20:], grades)
+        graph_depth = fusion.depths.get("graph", len(trace.rankings.get("graph", ())))
+        kept = set(trace.rankings.get("graph", ())[:graph_depth]) | set(trace.floors)
+        free = [path for path in top if path not in kept]
+        by_maxsim_free = {path: i for i, path in enumerate(sorted(free, key=lambda p: -score[p]))}
+        for weight in (1.0, 2.0):
+            moved = iter(sorted(free, key=lambda p: -(1 / (10 + hits.index(p)) + weight / (10 + by_maxsim_free[p]))))
+            add(f"slots w{weight:g}", [path if path in kept else next(moved) for path in top] + hits[20:], grades)
         vectors = list(trace.rankings.get("vectors", ()))
         fulltext = list(trace.rankings.get("fulltext", ()))
         head = vectors[:30]
