@@ -71,6 +71,7 @@ from engine.search import Searcher, channel_depth
 from engine.search.why import explain_rank
 from engine.storage import (
     WriterLock,
+    check_index_dir,
     describe_holder,
     dir_size,
     index_writes,
@@ -311,6 +312,8 @@ class Engine:
 
         Raises:
             VaultNotFound: `vault` is not a directory.
+            ConfigError: `index_dir` is the vault, holds it, is one of its note folders, or holds
+                files that are not an index.
         """
         with _long_lived_heap():
             return cls._open(vault, config, index_dir, embedder)
@@ -325,6 +328,7 @@ class Engine:
         root = root.resolve()
         cfg = config or EngineConfig()
         directory = resolve_index_dir(root, Path(index_dir).expanduser() if index_dir else None)
+        check_index_dir(root, directory)
         directory.mkdir(parents=True, exist_ok=True)
         problem = ""
         chosen: Embedder | None

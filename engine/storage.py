@@ -53,6 +53,42 @@ def resolve_index_dir(vault: Path, override: Path | None = None) -> Path:
     return Path(user_cache_dir("cairn")) / f"{vault.name}-{key}"
 
 
+# Files only a Cairn index holds: a folder with one of them is an index, of this or an earlier version.
+_INDEX_MARKERS = ("manifest.json", "catalog.sqlite", "writer.lock", "vectors.faiss", "graph.pickle")
+
+
+def check_index_dir(vault: Path, directory: Path) -> None:
+    """Refuse an index folder that would put the vault's own files at risk.
+
+    The index rebuilds its parts by deleting their folders, so it may live only in a folder
+    that is new, empty or already an index, never the vault itself, a folder holding the
+    vault, or one of the vault's visible folders (whose notes it would be scanning).
+
+    Raises:
+        ConfigError: the folder is not safe for an index; the message says why.
+    """
+    from engine.errors import ConfigError
+
+    where = directory.expanduser().resolve()
+    root = vault.resolve()
+    if where == root or where in root.parents:
+        raise ConfigError(f"the index folder {directory} holds the vault {vault}; choose a folder of its own")
+    if where.is_relative_to(root) and not any(part.startswith(".") for part in where.relative_to(root).parts):
+        raise ConfigError(
+            f"the index folder {directory} is one of the vault's note folders; "
+            "inside a vault it must be a hidden folder, like .cairn"
+        )
+    if where.is_dir() and not any((where / name).exists() for name in _INDEX_MARKERS):
+        with os.scandir(where) as entries:
+            if any(True for _ in entries):
+                raise ConfigError(
+                    f"the index folder {directory} holds files that are not a Cairn index; "
+                    "choose a new or empty folder"
+                )
+    elif where.exists() and not where.is_dir():
+        raise ConfigError(f"the index folder {directory} is a file, not a folder")
+
+
 _FULL = "the disk is full"
 _READ_ONLY = "the index folder is read-only"
 _OS_WRITE_ERRORS = {

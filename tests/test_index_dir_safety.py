@@ -1,0 +1,76 @@
+"""An index folder that would put notes at risk is refused before anything is written or deleted."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from engine.api import Engine
+from engine.errors import ConfigError
+from engine.tools.cli import main
+
+
+def _vault(root: Path) -> Path:
+    vault = root / "vault"
+    (vault / "fulltext").mkdir(parents=True)
+    (vault / "fulltext" / "BM25 notes.md").write_text("# BM25 notes\nthree months of research\n", encoding="utf-8")
+    (vault / "Home.md").write_text("# Home\nsee [[BM25 notes]]\n", encoding="utf-8")
+    return vault
+
+
+def _files(root: Path) -> dict[str, str]:
+    return {
+        str(path.relative_to(root)): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(root.rglob("*"))
+        if path.is_file()
+    }
+
+
+@pytest.mark.parametrize(
+    ("where", "reason"),
+    [
+        (lambda root, vault: vault, "holds the vault"),
+        (lambda root, vault: root, "holds the vault"),
+        (lambda root, vault: vault / "fulltext", "one of the vault's note folders"),
+        (lambda root, vault: vault / "new index", "one of the vault's note folders"),
+    ],
+)
+def test_an_index_folder_over_the_notes_is_refused_and_nothing_is_touched(tmp_path, where, reason):
+    vault = _vault(tmp_path)
+    before = _files(tmp_path)
+    with pytest.raises(ConfigError, match=reason):
+        Engine.open(vault, index_dir=where(tmp_path, vault), embedder=None)
+    assert _files(tmp_path) == before
+    assert not (vault / "new index").exists()
+
+
+def test_a_folder_of_other_files_is_refused_and_kept(tmp_path):
+    vault = _vault(tmp_path)
+    elsewhere = tmp_path / "papers"
+    (elsewhere / "fulltext").mkdir(parents=True)
+    (elsewhere / "fulltext" / "draft.txt").write_text("a draft\n", encoding="utf-8")
+    before = _files(tmp_path)
+    with pytest.raises(ConfigError, match="not a Cairn index"):
+        Engine.open(vault, index_dir=elsewhere, embedder=None)
+    assert _files(tmp_path) == before
+
+
+def test_the_cli_says_why_and_exits_with_the_usage_code(tmp_path, capsys):
+    vault = _vault(tmp_path)
+    assert main(["reindex", str(vault), "--index-dir", str(vault)]) == 2
+    assert "holds the vault" in capsys.readouterr().err
+    assert (vault / "fulltext" / "BM25 notes.md").exists()
+
+
+def test_hidden_new_empty_and_existing_index_folders_are_used(tmp_path):
+    vault = _vault(tmp_path)
+    (tmp_path / "empty").mkdir()
+    for index in (vault / ".index", tmp_path / "new", tmp_path / "empty"):
+        with Engine.open(vault, index_dir=index, embedder=None) as engine:
+            engine.reindex()
+            assert engine.search("research").hits[0].path == "fulltext/BM25 notes.md"
+        with Engine.open(vault, index_dir=index, embedder=None) as engine:  # an index now: reopened
+            assert engine.search("research").hits
+    assert (vault / "fulltext" / "BM25 notes.md").exists()
