@@ -1056,8 +1056,10 @@ class Engine:
         """Move note `old` to `name` (same folder unless `name` is a vault path) and reindex both.
 
         Returns:
-            The new path and the notes whose links pointed at `old` (pass the result
-            to `update_links` to retarget them, once the user agrees).
+            The new path and the notes whose links name `old` by its path (pass the
+            result to `update_links` to retarget them, once the user agrees); a link that
+            reaches the note by an alias or its title does so after the move too, and is
+            left alone.
 
         Raises:
             NoteNotFound: there is no file at `old`.
@@ -1069,9 +1071,15 @@ class Engine:
         target = self._note_target(new)
         if not source.is_file():
             raise NoteNotFound(old)
+        # Only links that reach the note by its path (as Obsidian resolves them) name the
+        # old path; a link by an alias or the title still reaches the note after the move.
+        attachments = json.loads(self._catalog.get_meta("attachments") or "[]")
+        by_path = LinkResolver(((p, "", ()) for p, _title, _aliases in self._catalog.note_names()), attachments)
         targets: dict[str, set[str]] = {}
         counts: dict[str, int] = {}
         for row in self._catalog.links_to(old):
+            if by_path.resolve(row.link.target, row.source) != old:
+                continue
             targets.setdefault(row.source, set()).add(row.link.target)
             counts[row.source] = counts.get(row.source, 0) + 1
         with notes.save_lock(source):

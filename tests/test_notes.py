@@ -383,6 +383,26 @@ def test_rename_updates_links_with_the_indexer_grammar_and_keeps_encodings(small
     assert {b.path for b in small.backlinks("Brand new.md")} == {n.path for n in renamed.linking}
 
 
+def test_links_by_an_alias_or_the_title_are_left_as_the_user_wrote_them(tmp_path: Path) -> None:
+    vault = _vault(
+        tmp_path,
+        {
+            "kwame-mensah.md": b"---\naliases: [Kwame, KM]\n---\n# Kwame Mensah\n",
+            "Standup.md": b"Met [[Kwame]], [[KM|him]] and [[Kwame Mensah]]; [[kwame-mensah]] is the file.\n",
+        },
+    )
+    with Engine.open(vault, index_dir=tmp_path / "index", embedder=None) as engine:
+        engine.reindex()
+        renamed = engine.rename_note("kwame-mensah.md", "People - Kwame")
+        assert [(n.path, n.targets, n.links) for n in renamed.linking] == [("Standup.md", ("kwame-mensah",), 1)]
+        engine.update_links(renamed)
+        assert (vault / "Standup.md").read_bytes() == (
+            b"Met [[Kwame]], [[KM|him]] and [[Kwame Mensah]]; [[People - Kwame]] is the file.\n"
+        )
+        resolved = [row.resolved for row in engine._catalog.links_from("Standup.md")]
+        assert resolved == ["People - Kwame.md"] * 4, "every link still reaches the note"
+
+
 def test_a_link_update_changes_every_note_or_none(small: Engine) -> None:
     renamed = small.rename_note("Old.md", "Pfeil → Ziel")  # cp1252 has no arrow
     before = {n.path: _bytes(small, n.path) for n in renamed.linking}
