@@ -1082,7 +1082,7 @@ class Engine:
                 continue
             targets.setdefault(row.source, set()).add(row.link.target)
             counts[row.source] = counts.get(row.source, 0) + 1
-        with notes.save_lock(source):
+        with notes.save_locks(source, target, create_folder=True):  # a save creating the new path waits
             notes.move_file(source, target)
         save = self._indexed(new, notes.file_sha(target) or "", also=(old,))
         linking = tuple(

@@ -180,24 +180,35 @@ def save_lock(target: Path, *, create_folder: bool = False) -> Iterator[None]:
     `create_folder` makes a missing folder first, so that two creates in a new
     folder lock it too.
     """
-    folder = target.parent
-    stripe = _STRIPES[hash(str(target)) % len(_STRIPES)]
-    with stripe:
-        if create_folder:
+    with save_locks(target, create_folder=create_folder):
+        yield
+
+
+@contextlib.contextmanager
+def save_locks(*targets: Path, create_folder: bool = False) -> Iterator[None]:
+    """`save_lock` for every target at once: a move holds its source's folder and its target's.
+
+    Every thread lock is taken before any folder lock, each kind in one order, so two
+    moves in opposite directions, or a move and a save, never wait on each other in a ring.
+    """
+    stripes = sorted({hash(str(target)) % len(_STRIPES) for target in targets})
+    folders = {target.parent: target for target in reversed(targets)}
+    with contextlib.ExitStack() as held:
+        for index in stripes:
+            held.enter_context(_STRIPES[index])
+        for folder in sorted(folders, key=str):
+            if create_folder:
+                try:
+                    folder.mkdir(parents=True, exist_ok=True)
+                except OSError as exc:
+                    raise NoteNotSaved(_write_problem(exc, folders[folder])) from exc
             try:
-                folder.mkdir(parents=True, exist_ok=True)
-            except OSError as exc:
-                raise NoteNotSaved(_write_problem(exc, target)) from exc
-        try:
-            fd = os.open(folder, os.O_RDONLY)
-        except OSError:
-            yield  # the folder does not exist: there is no note in it to race for
-            return
-        try:
+                fd = os.open(folder, os.O_RDONLY)
+            except OSError:
+                continue  # the folder does not exist: there is no note in it to race for
+            held.callback(os.close, fd)
             fcntl.flock(fd, fcntl.LOCK_EX)
-            yield
-        finally:
-            os.close(fd)
+        yield
 
 
 def write_bytes(target: Path, data: bytes, *, temp_dir: Path | None = None) -> None:

@@ -438,6 +438,41 @@ def test_rename_refuses_to_overwrite_and_allows_a_case_change(small: Engine) -> 
     assert renamed.new == "old.md" and (small.vault / "old.md").exists()
 
 
+def test_a_rename_waits_for_a_save_creating_its_new_path_and_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vault = _vault(tmp_path, {"A/Draft.md": b"# Draft\nWeeks of work.\n", "B/Other.md": b"# Other\n"})
+    engine = Engine.open(vault, index_dir=tmp_path / "index", embedder=None)
+    engine.reindex()
+    outcome: list[object] = []
+
+    def rename() -> None:
+        try:
+            outcome.append(engine.rename_note("A/Draft.md", "B/Plan"))
+        except NoteExists as exc:
+            outcome.append(exc)
+
+    real_write = notes.write_bytes
+
+    def write_with_a_rename_racing(target: Path, data: bytes, **kwargs: Path | None) -> None:
+        if target.name == "Plan.md":  # the create has found the path free and is about to write
+            racer = threading.Thread(target=rename)
+            racer.start()
+            racer.join(timeout=0.5)  # a rename that does not wait would be done by now
+            threads.append(racer)
+        real_write(target, data, **kwargs)
+
+    threads: list[threading.Thread] = []
+    monkeypatch.setattr(notes, "write_bytes", write_with_a_rename_racing)
+    engine.save_note("B/Plan.md", "# Plan\n", expected_sha=None)
+    for racer in threads:
+        racer.join()
+    engine.close()
+    assert len(outcome) == 1 and isinstance(outcome[0], NoteExists)
+    assert (vault / "A/Draft.md").read_bytes() == b"# Draft\nWeeks of work.\n"
+    assert (vault / "B/Plan.md").read_bytes() == b"# Plan\n"
+
+
 def test_trash_never_overwrites_and_unsafe_names_are_refused(small: Engine) -> None:
     first = small.trash_note("Old.md")
     (small.vault / "Old.md").write_text("# Old\n\nagain\n", encoding="utf-8")
