@@ -345,17 +345,18 @@ def test_a_save_killed_midway_leaves_nothing_in_the_vault(small: Engine, tmp_pat
     assert list((small.index_dir / "tmp").iterdir()) == []
 
 
-def test_temp_files_of_older_versions_are_cleaned_when_stale(small: Engine) -> None:
-    stale = small.vault / ".Old.md.k3j9x_0a.tmp"
-    fresh = small.vault / ".Crlf.md.a1b2c3d4.tmp"
-    unrelated = small.vault / ".mine.tmp"
-    for path in (stale, fresh, unrelated):
+def test_only_cairns_own_stale_temp_files_are_cleaned(small: Engine) -> None:
+    ours = small.vault / f"{notes.TEMP_PREFIX}0a1b2c3d4e5f{notes.TEMP_SUFFIX}"
+    fresh = small.vault / f"{notes.TEMP_PREFIX}a1b2c3d4e5f6{notes.TEMP_SUFFIX}"
+    others = [small.vault / ".Old.md.k3j9x_0a.tmp", small.vault / ".Journal.md.20260101.tmp", small.vault / ".mine.tmp"]
+    for path in (ours, fresh, *others):
         path.write_text("partial", encoding="utf-8")
     past = time.time() - 2 * notes.STALE_TEMP_S
-    os.utime(stale, (past, past))
-    os.utime(unrelated, (past, past))
+    for path in (ours, *others):
+        os.utime(path, (past, past))
     small.reindex()
-    assert not stale.exists() and fresh.exists() and unrelated.exists()
+    assert not ours.exists() and fresh.exists()
+    assert all(path.read_text(encoding="utf-8") == "partial" for path in others), "another program's files"
 
 
 # -- rename and link updates --------------------------------------------------------------

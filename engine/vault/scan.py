@@ -16,8 +16,9 @@ from engine.names import name_problem, printable_path
 from engine.records import SkippedFile
 
 _ALWAYS_SKIPPED_DIRS = frozenset({".obsidian", ".cairn", ".git", ".trash"})
-# A save's temp file: `.cairn-save-<hex>.tmp`, or `.<Note>.md.<8 chars>.tmp` from older versions.
-SAVE_TEMP = re.compile(r"\.cairn-save-[0-9a-f]+\.tmp|\..+\.md\.[a-z0-9_]{8}\.tmp", re.IGNORECASE)
+# A save's temp file: `.cairn-save-<hex>.tmp`. (The first versions named theirs `.<Note>.md.<8
+# chars>.tmp`, which other programs' files match too: those are left alone.)
+SAVE_TEMP = re.compile(r"\.cairn-save-[0-9a-f]+\.tmp", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
