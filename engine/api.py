@@ -794,6 +794,19 @@ class Engine:
             raise UnsafePath(f"{path!r} points outside the vault")
         return candidate
 
+    def _entry_path(self, path: str) -> Path:
+        """The directory entry of a vault path, a symlink itself rather than what it points to:
+        moving or trashing a note that is a link moves the link (checked like `resolve_path`)."""
+        self.resolve_path(path)
+        try:
+            folder = (self.vault / path).parent.resolve()
+        except (RuntimeError, OSError) as exc:
+            raise UnsafePath(f"{path!r} cannot be resolved: {exc}") from exc
+        entry = folder / posixpath.basename(path.replace("\\", "/"))
+        if not entry.is_relative_to(self.vault) or entry == self.vault:
+            raise UnsafePath(f"{path!r} points outside the vault")
+        return entry
+
     def note(self, path: str) -> NoteView:
         """A note's catalog record, current text on disk and resolved links.
 
@@ -1067,7 +1080,7 @@ class Engine:
             NoteNotSaved: the move failed.
         """
         new = notes.note_path(posixpath.dirname(old), name)
-        source = self.resolve_path(old)
+        source = self._entry_path(old)
         target = self._note_target(new)
         if not source.is_file():
             raise NoteNotFound(old)
@@ -1156,7 +1169,7 @@ class Engine:
         Returns:
             The vault path it now has under `.trash/`.
         """
-        source = self.resolve_path(path)
+        source = self._entry_path(path)
         if not source.is_file():
             raise NoteNotFound(path)
         with notes.save_lock(source):

@@ -487,6 +487,19 @@ def test_trash_never_overwrites_and_unsafe_names_are_refused(small: Engine) -> N
         small.save_note("script.js", "x", expected_sha=None)
 
 
+def test_trashing_or_renaming_a_note_that_is_a_symlink_moves_the_link(small: Engine) -> None:
+    (small.vault / "Alias.md").symlink_to("Old.md")
+    (small.vault / "Second.md").symlink_to("Crlf.md")
+    small.reindex()
+    old, crlf = _bytes(small, "Old.md"), _bytes(small, "Crlf.md")
+    assert small.trash_note("Alias.md") == ".trash/Alias.md"
+    assert (small.vault / ".trash/Alias.md").is_symlink() and not os.path.lexists(small.vault / "Alias.md")
+    assert small.rename_note("Second.md", "Third").new == "Third.md"
+    assert (small.vault / "Third.md").is_symlink() and not os.path.lexists(small.vault / "Second.md")
+    assert _bytes(small, "Old.md") == old and _bytes(small, "Crlf.md") == crlf
+    assert {"Old.md", "Crlf.md", "Third.md"} <= {path for path, _title in small.notes()}
+
+
 def test_a_symlink_loop_is_an_unsafe_path_not_a_crash(small: Engine) -> None:
     (small.vault / "loop.md").symlink_to(small.vault / "loop.md")
     with pytest.raises(UnsafePath):
