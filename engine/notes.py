@@ -337,6 +337,9 @@ def note_path(folder: str, name: str) -> str:
 
     Characters Obsidian refuses in names become '-', and a name too long for the file
     system is shortened on a character boundary (the note's heading keeps it whole).
+
+    Raises:
+        UnsafePath: no name is left, or the path is hidden (a part starts with '.').
     """
     cleaned = _UNSAFE_NAME.sub("-", name.strip()).strip("/ ")
     if cleaned.lower().endswith(".md"):
@@ -347,8 +350,14 @@ def note_path(folder: str, name: str) -> str:
     parts = [_fit_name(part, "") for part in parts[:-1]] + [_fit_name(parts[-1], ".md")]
     relative = "/".join(parts)
     if "/" in name:
-        return posixpath.normpath(relative)
-    return posixpath.join(folder, relative) if folder else relative
+        path = posixpath.normpath(relative)
+    else:
+        path = posixpath.join(folder, relative) if folder else relative
+    if any(part.startswith(".") for part in path.split("/")):
+        # Hidden folders are other tools' (.obsidian, .git) or the vault's own (.trash, .cairn),
+        # and a hidden note is never listed: a note written there could not be opened again.
+        raise UnsafePath(f"a note cannot be hidden or go in a hidden folder: {path!r}")
+    return path
 
 
 def _fit_name(stem: str, extension: str) -> str:

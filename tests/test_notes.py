@@ -500,6 +500,16 @@ def test_trashing_or_renaming_a_note_that_is_a_symlink_moves_the_link(small: Eng
     assert {"Old.md", "Crlf.md", "Third.md"} <= {path for path, _title in small.notes()}
 
 
+@pytest.mark.parametrize("name", [".obsidian/workspace notes", ".git/hooks/pre-commit", ".trash/zombie", "A/.hidden"])
+def test_notes_are_never_created_or_renamed_into_hidden_places(small: Engine, name: str) -> None:
+    before = sorted(p for p in small.vault.rglob("*"))
+    with pytest.raises(UnsafePath, match="hidden"):
+        small.create_note("", name)
+    with pytest.raises(UnsafePath, match="hidden"):
+        small.rename_note("Old.md", name)
+    assert sorted(p for p in small.vault.rglob("*")) == before
+
+
 def test_a_symlink_loop_is_an_unsafe_path_not_a_crash(small: Engine) -> None:
     (small.vault / "loop.md").symlink_to(small.vault / "loop.md")
     with pytest.raises(UnsafePath):
