@@ -124,6 +124,17 @@ def test_typing_shows_results_with_badges(page: Any, live: Served, tmp_path: Pat
     assert (tmp_path / "search.png").stat().st_size > 10_000
 
 
+def test_the_explain_view_s_why_form_opens_the_why_page(page: Any, live: Served) -> None:
+    _search(page, "offline sync")
+    page.locator("#explain").check()
+    page.locator(".why-form input[name=note]").first.fill("Leo Fischer")
+    with page.expect_navigation():
+        page.locator(".why-form button").first.click()
+    page.locator("section.why").wait_for()
+    assert "Leo Fischer" in page.locator("section.why h1").inner_text()
+    assert page.locator("ul.why-reasons li").count() > 0
+
+
 def test_chips_say_how_the_query_was_read_and_a_click_removes_one(page: Any, live: Served, tmp_path: Path) -> None:
     _search(page, '"vector tiles" -android')
     chips = page.locator("button.chip")

@@ -18,7 +18,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 PUBLIC_PREFIXES = ("/static/",)
 PAGE_PREFIXES = ("/note/", "/edit/", "/graph/")
-PAGE_PATHS = ("/", "/notes")
+PAGE_PATHS = ("/", "/notes", "/why")
 LOCAL_HOSTNAMES = ("127.0.0.1", "localhost")
 
 CONTENT_SECURITY_POLICY = (
