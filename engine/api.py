@@ -1002,7 +1002,7 @@ class Engine:
 
         Raises:
             UnsafePath: the path is outside the vault.
-            NoteNotSaved: the file cannot be edited as text (binary, too large, unreadable).
+            NoteNotEditable: the file cannot be edited as text (binary, too large, unreadable).
         """
         text = notes.read_text(path, self.resolve_path(path), self.config.max_file_bytes)
         self._indexer.prefer(path)  # a note being edited gets its vectors first

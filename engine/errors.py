@@ -83,6 +83,12 @@ class NoteNotSaved(CairnError):
     title = "Note not saved"
 
 
+class NoteNotEditable(NoteNotSaved):
+    """A note cannot be opened for editing (binary, too large, unreadable): a save could not write it back intact."""
+
+    title = "Note cannot be edited here"
+
+
 class EncodingMismatch(NoteNotSaved):
     """The note's own encoding (cp1252, say) cannot hold a character of the new text; nothing was written."""
 

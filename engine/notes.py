@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.errors import EncodingMismatch, NoteExists, NoteNotSaved, UnsafePath
+from engine.errors import EncodingMismatch, NoteExists, NoteNotEditable, NoteNotSaved, UnsafePath
 from engine.records import NoteText, TextFormat
 from engine.vault import SAVE_TEMP, NoteUnreadable, decode_note, link_spans, read_note_bytes
 
@@ -66,7 +66,7 @@ def read_text(path: str, target: Path, max_bytes: int) -> NoteText:
     """A note as an editor gets it; a missing file is an empty new note (sha None).
 
     Raises:
-        NoteNotSaved: the file cannot be read as text (binary, too large, unreadable),
+        NoteNotEditable: the file cannot be read as text (binary, too large, unreadable),
             so editing it could not write it back intact.
     """
     try:
@@ -74,11 +74,11 @@ def read_text(path: str, target: Path, max_bytes: int) -> NoteText:
     except NoteUnreadable as exc:
         if exc.reason == "vanished before it could be read":
             return NoteText(path, "", None)
-        raise NoteNotSaved(f"{path} cannot be edited here: {exc.reason}") from exc
+        raise NoteNotEditable(f"{path}: {exc.reason}") from exc
     try:
         decoded = decode_note(data)
     except NoteUnreadable as exc:
-        raise NoteNotSaved(f"{path} cannot be edited here: {exc.reason}") from exc
+        raise NoteNotEditable(f"{path}: {exc.reason}") from exc
     return NoteText(path, decoded.text, content_sha(data), decoded.format, decoded.warnings)
 
 

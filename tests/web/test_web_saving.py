@@ -147,3 +147,8 @@ def test_an_oversized_save_is_reported_as_not_indexed(tmp_path: Path) -> None:
         sha = client.get("/api/notes/Big.md").json()["sha"]
         body = _put(client, "Big.md", "# Big\n\n" + "word " * 1000, sha).json()
         assert body["reindexed"] is False and "too large" in body["warning"]
+        # Read back, the note is too large to edit here: a clear 422, not a server error.
+        for url in ("/api/notes/Big.md", "/edit/Big.md"):
+            answer = client.get(url)
+            assert answer.status_code == 422, url
+            assert "Note cannot be edited here: Big.md: too large" in answer.text

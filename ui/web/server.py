@@ -28,6 +28,7 @@ from engine.errors import (
     EncodingMismatch,
     IndexLocked,
     NoteExists,
+    NoteNotEditable,
     NoteNotFound,
     NoteNotSaved,
     SaveConflict,
@@ -184,7 +185,7 @@ class _Views:
         """An engine error outside `_guarded` (say, a damaged index during a search), with its title."""
         assert isinstance(exc, CairnError)
         log.warning("%s %s: %s: %s", request.method, request.url.path, exc.title, exc)
-        statuses = ((NoteNotFound, 404), (UnsafePath, 400), (IndexLocked, 503))
+        statuses = ((NoteNotFound, 404), (UnsafePath, 400), (NoteNotEditable, 422), (IndexLocked, 503))
         status = next((code for kind, code in statuses if isinstance(exc, kind)), 500)
         return self._error(request, status, "engine_error", f"{exc.title}: {exc}")
 
