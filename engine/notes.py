@@ -389,12 +389,19 @@ def conflict_copy_path(path: str, exists: Callable[[str], bool], *, now: datetim
 
 
 def trash_path(path: str, exists: Callable[[str], bool]) -> str:
-    """A free path under `.trash/` for `path`: `.trash/a/Note.md`, then `.trash/a/Note (1).md` …"""
-    stem, extension = posixpath.splitext(path)
-    candidate = f".trash/{path}"
+    """A free path under `.trash/` for `path`: `.trash/a/Note.md`, then `.trash/a/Note (1).md` …
+
+    A name that has no room for the number is cut on a character boundary to make room.
+    """
+    folder, _, name = path.rpartition("/")
+    stem, extension = posixpath.splitext(name)
+    prefix = f".trash/{folder}/" if folder else ".trash/"
+    candidate = prefix + name
     number = 1
     while exists(candidate):
-        candidate = f".trash/{stem} ({number}){extension}"
+        tag = f" ({number}){extension}"
+        short = stem.encode("utf-8")[: NAME_MAX_BYTES - len(tag.encode("utf-8"))].decode("utf-8", errors="ignore")
+        candidate = f"{prefix}{short}{tag}"
         number += 1
     return candidate
 

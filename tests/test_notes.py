@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import errno
 import os
+import posixpath
 import subprocess
 import sys
 import threading
@@ -508,6 +509,18 @@ def test_notes_are_never_created_or_renamed_into_hidden_places(small: Engine, na
     with pytest.raises(UnsafePath, match="hidden"):
         small.rename_note("Old.md", name)
     assert sorted(p for p in small.vault.rglob("*")) == before
+
+
+def test_a_note_with_the_longest_name_can_be_trashed_twice(small: Engine) -> None:
+    name = "Zürich " * 36  # 252 bytes of name, with .md the most a file name holds
+    created = [small.create_note("A", name.strip(), "# first\n").path]
+    assert len(posixpath.basename(created[0]).encode()) == 255
+    first = small.trash_note(created[0])
+    small.create_note("A", name.strip(), "# second\n")
+    second = small.trash_note(created[0])
+    assert first != second and second.endswith(" (1).md") and len(posixpath.basename(second).encode()) <= 255
+    assert (small.vault / first).read_text(encoding="utf-8") == "# first\n"
+    assert (small.vault / second).read_text(encoding="utf-8") == "# second\n"
 
 
 def test_a_symlink_loop_is_an_unsafe_path_not_a_crash(small: Engine) -> None:
