@@ -68,11 +68,21 @@ def test_a_body_over_the_limit_is_413_and_writes_nothing(hardened: TestClient, s
     file = small_engine.vault / "Glossary/CRDT.md"
     before = file.read_bytes()
     sha = _note(hardened)["sha"]
-    body = json.dumps({"text": "x" * (3 * MAX_NOTE_BYTES), "expected_sha": sha}).encode()
+    body = json.dumps({"text": "x" * (7 * MAX_NOTE_BYTES), "expected_sha": sha}).encode()
     response = hardened.put("/api/notes/Glossary/CRDT.md", content=body, headers={"Content-Type": "application/json"})
     assert response.status_code == 413
     assert response.json()["error"] == "too_large"
     assert file.read_bytes() == before
+
+
+def test_a_note_under_the_limit_is_taken_however_the_client_escapes_it(hardened: TestClient, small_engine: Engine) -> None:
+    sha = _note(hardened)["sha"]
+    text = "\u00e9" * (MAX_NOTE_BYTES // 2)  # two bytes of UTF-8 each, six of escaped JSON
+    body = json.dumps({"text": text, "expected_sha": sha}, ensure_ascii=True).encode()
+    assert len(body) > 2 * MAX_NOTE_BYTES + 64 * 1024  # more than twice the note and some
+    response = hardened.put("/api/notes/Glossary/CRDT.md", content=body, headers={"Content-Type": "application/json"})
+    assert response.status_code == 200, response.text
+    assert (small_engine.vault / "Glossary/CRDT.md").read_text(encoding="utf-8") == text
 
 
 def test_a_note_over_the_engines_size_limit_is_saved_and_reported_not_indexed(
@@ -134,7 +144,7 @@ def test_a_streamed_body_is_cut_off_at_the_limit(small_live: Served, small_engin
     sock = _raw_put(small_live, [("Transfer-Encoding", "chunked")])
     try:
         chunk = b'{"text": "' + b"x" * 16 * 1024
-        for _ in range(3 * MAX_NOTE_BYTES // len(chunk) + 1):
+        for _ in range(7 * MAX_NOTE_BYTES // len(chunk) + 1):
             sock.sendall(b"%x\r\n%s\r\n" % (len(chunk), chunk))
         # The body never ends: a server that read it all first would never answer.
         assert _status_line(sock) == "HTTP/1.1 413 Request Entity Too Large"

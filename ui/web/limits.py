@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from starlette.requests import Request
 
-# JSON escapes a newline or quote as two bytes; a note of mostly those doubles in size.
-JSON_EXPANSION = 2
+# The most JSON may spend on one byte of a note's UTF-8: `\u0001` is six bytes for one, and a
+# client that escapes everything but ASCII (Python's json.dumps) spends six on "é"'s two.
+JSON_EXPANSION = 6
 JSON_OVERHEAD_BYTES = 64 * 1024
 
 
