@@ -1034,6 +1034,8 @@ class Engine:
         with notes.save_lock(target, create_folder=expected_sha is None):
             current = _current_bytes(target)
             current_sha = notes.content_sha(current) if current is not None else None
+            if expected_sha is None and current is None and (twin := notes.twin_name(target)):
+                raise SaveConflict(f"{path} already exists, as {twin!r} (the same name in another Unicode form)")
             if current_sha != expected_sha:
                 if expected_sha is None:
                     raise SaveConflict(f"{path} already exists", current_sha)
@@ -1063,7 +1065,7 @@ class Engine:
         try:
             return self.save_note(path, body, expected_sha=None)
         except SaveConflict as exc:
-            raise NoteExists(f"{path} already exists") from exc
+            raise NoteExists(str(exc)) from exc
 
     def rename_note(self, old: str, name: str) -> RenameResult:
         """Move note `old` to `name` (same folder unless `name` is a vault path) and reindex both.
@@ -1096,6 +1098,9 @@ class Engine:
             targets.setdefault(row.source, set()).add(row.link.target)
             counts[row.source] = counts.get(row.source, 0) + 1
         with notes.save_locks(source, target, create_folder=True):  # a save creating the new path waits
+            twin = notes.twin_name(target)
+            if twin is not None and (target.parent / twin) != source:
+                raise NoteExists(f"{target.name} already exists, as {twin!r} (the same name in another Unicode form)")
             notes.move_file(source, target)
         save = self._indexed(new, notes.file_sha(target) or "", also=(old,))
         linking = tuple(

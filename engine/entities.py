@@ -188,7 +188,10 @@ def displayed_text(body: str) -> str:
 
 
 def normalize(name: str) -> str:
-    """Entity key for a name: casefolded, whitespace collapsed, punctuation stripped at the ends."""
+    """Entity key for a name: one Unicode form (NFC), casefolded, accents folded, whitespace
+    collapsed, punctuation stripped at the ends."""
+    if not name.isascii():
+        name = unicodedata.normalize("NFC", name)
     return " ".join(name.casefold().translate(_FOLDS).split()).strip(_END_PUNCT).strip()
 
 

@@ -22,6 +22,7 @@ import secrets
 import stat
 import threading
 import time
+import unicodedata
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -404,6 +405,24 @@ def trash_path(path: str, exists: Callable[[str], bool]) -> str:
         candidate = f"{prefix}{short}{tag}"
         number += 1
     return candidate
+
+
+def twin_name(target: Path) -> str | None:
+    """The name of another file in `target`'s folder that is `target`'s name in another Unicode
+    form ("Café" written as "Cafe" and a combining accent, as macOS writes names): the same
+    note to a reader and to links, so a create or rename must not add it beside the first."""
+    name = target.name
+    if name.isascii():
+        return None
+    key = unicodedata.normalize("NFC", name)
+    try:
+        with os.scandir(target.parent) as entries:
+            for entry in entries:
+                if entry.name != name and not entry.name.isascii() and unicodedata.normalize("NFC", entry.name) == key:
+                    return entry.name
+    except OSError:
+        return None
+    return None
 
 
 def move_file(source: Path, target: Path) -> None:

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -521,6 +522,22 @@ def test_a_note_with_the_longest_name_can_be_trashed_twice(small: Engine) -> Non
     assert first != second and second.endswith(" (1).md") and len(posixpath.basename(second).encode()) <= 255
     assert (small.vault / first).read_text(encoding="utf-8") == "# first\n"
     assert (small.vault / second).read_text(encoding="utf-8") == "# second\n"
+
+
+def test_a_name_in_another_unicode_form_is_the_same_note(tmp_path: Path) -> None:
+    nfc, nfd = unicodedata.normalize("NFC", "Café"), unicodedata.normalize("NFD", "Café")
+    vault = _vault(tmp_path, {f"{nfd}.md": b"# The menu\n", "Linker.md": f"see [[{nfc}]]\n".encode(), "Other.md": b"x\n"})
+    with Engine.open(vault, index_dir=tmp_path / "index", embedder=None) as engine:
+        engine.reindex()
+        assert engine.find_note(nfc) == f"{nfd}.md"
+        assert [link.path for link in engine.outgoing_links("Linker.md")] == [f"{nfd}.md"]
+        with pytest.raises(NoteExists, match="another Unicode form"):
+            engine.create_note("", nfc)
+        with pytest.raises(NoteExists, match="another Unicode form"):
+            engine.rename_note("Other.md", nfc)
+        assert sorted(p.name for p in vault.iterdir() if p.suffix == ".md") == sorted([f"{nfd}.md", "Linker.md", "Other.md"])
+        assert engine.rename_note(f"{nfd}.md", nfc).new == f"{nfc}.md"  # only the form changes: allowed
+        assert (vault / f"{nfc}.md").read_bytes() == b"# The menu\n"
 
 
 def test_a_symlink_loop_is_an_unsafe_path_not_a_crash(small: Engine) -> None:

@@ -10,6 +10,7 @@ import functools
 import gc
 import posixpath
 import re
+import unicodedata
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -242,6 +243,12 @@ def _folder(path: str) -> str:
     return path.rpartition("/")[0]
 
 
+def _fold(text: str) -> str:
+    """A name as links match it: case aside, and one Unicode form (a file name written on macOS
+    spells "é" as "e" and a combining accent, a link typed elsewhere as one character)."""
+    return unicodedata.normalize("NFC", text).casefold()
+
+
 class LinkResolver:
     """Resolves link targets to note or attachment paths the way Obsidian does."""
 
@@ -257,17 +264,17 @@ class LinkResolver:
         self._names: dict[str, list[str]] = {}
         for path, title, aliases in notes:
             stem = path[:-3] if path.lower().endswith(".md") else path
-            self._index_path(stem.casefold(), path)
-            self._exact.setdefault(path.casefold(), path)
+            self._index_path(_fold(stem), path)
+            self._exact.setdefault(_fold(path), path)
             for name in (*aliases, title):
-                key = name.strip().casefold()
+                key = _fold(name.strip())
                 if key:
                     bucket = self._names.setdefault(key, [])
                     if path not in bucket:
                         bucket.append(path)
         for path in attachments:
-            self._index_path(path.casefold(), path)
-            self._exact.setdefault(path.casefold(), path)
+            self._index_path(_fold(path), path)
+            self._exact.setdefault(_fold(path), path)
         # Ambiguous names are pre-ordered (shortest path, then alphabetical) so that only
         # the same-folder preference needs looking at per call.
         for table in (self._suffix, self._names):
@@ -278,7 +285,7 @@ class LinkResolver:
         for key, paths in self._suffix.items():
             if len(paths) > 1:
                 for p in paths:
-                    self._by_folder.setdefault((key, _folder(p).casefold()), p)
+                    self._by_folder.setdefault((key, _fold(_folder(p))), p)
 
     def _index_path(self, key: str, path: str) -> None:
         parts = key.split("/")
@@ -306,8 +313,8 @@ class LinkResolver:
         target = target.strip().replace("\\", "/")
         if not target:
             return source_path
-        source_folder = _folder(source_path).casefold()
-        key = target.casefold()
+        source_folder = _fold(_folder(source_path))
+        key = _fold(target)
         if key.endswith(".md"):
             key = key[:-3]
         if key.startswith(("./", "../")) or "/./" in key or "/../" in key:
@@ -328,10 +335,10 @@ class LinkResolver:
         paths = self._suffix.get(key)
         if paths:
             return self._pick(key, paths, source_folder)
-        names = self._names.get(key) or self._names.get(target.strip().casefold())
+        names = self._names.get(key) or self._names.get(_fold(target.strip()))
         if names:
             for p in names:
-                if _folder(p).casefold() == source_folder:
+                if _fold(_folder(p)) == source_folder:
                     return p
             return names[0]
         return None
