@@ -28,10 +28,17 @@ from engine.config import EngineConfig
 from engine.embedder import Embedder, Vectors, parallel_batches_of
 from engine.entities import extract_capitalized_words, extract_names, normalize
 from engine.lexicon import lexicon_for
-from engine.names import path_problem, printable_path
 from engine.notes import remove_stale_temps
 from engine.records import Chunk, NoteInfo, ParsedNote, Progress, ReindexReport, SkippedFile
-from engine.vault import LinkResolver, NoteUnreadable, VaultFile, parse_note, read_note, scan_vault
+from engine.vault import (
+    LinkResolver,
+    NoteUnreadable,
+    VaultFile,
+    look_up_note,
+    parse_note,
+    read_note,
+    scan_vault,
+)
 from engine.vault.parse import PARSE_VERSION
 
 log = logging.getLogger("cairn.indexer")
@@ -259,17 +266,11 @@ class Indexer:
         skipped: list[SkippedFile] = []
         wanted = sorted(set(paths))
         for rel in wanted:
-            problem = path_problem(rel)
-            if problem:
-                skipped.append(SkippedFile(printable_path(rel), problem))
-                continue
-            abs_path = self._vault / rel
-            try:
-                stat = abs_path.stat()
-            except OSError:
-                continue
-            if abs_path.is_file() and rel.lower().endswith(".md"):
-                files.append(VaultFile(path=rel, abs_path=abs_path, size=stat.st_size, mtime=stat.st_mtime))
+            found = look_up_note(self._vault, rel, self._config.excludes)
+            if isinstance(found, VaultFile):
+                files.append(found)
+            elif found is not None:
+                skipped.append(found)
         return files, None, skipped, wanted
 
     def _prepare_all(self, items: list[_Unparsed], report: ProgressFn) -> list[_Pending]:

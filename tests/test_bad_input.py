@@ -182,3 +182,24 @@ class _Counting:
 
     def count_tokens(self, texts: Sequence[str]) -> list[int]:
         return self._inner.count_tokens(texts)
+
+
+@pytest.mark.parametrize("target", ["../outside secret.txt", ".hidden/secret.md"])
+def test_a_path_named_to_reindex_is_held_to_the_scan_s_rules(sample_copy: Path, tmp_path: Path, target: str) -> None:
+    """The watcher reindexes the paths it saw change: a symlink out of the vault, or into a
+    hidden folder, is skipped there as the full scan skips it, and never read."""
+    secret = (sample_copy / target).resolve()
+    secret.parent.mkdir(parents=True, exist_ok=True)
+    secret.write_text("zebraquokka password=hunter2\n", encoding="utf-8")
+    eng = Engine.open(sample_copy, index_dir=tmp_path / "idx", embedder=None)
+    eng.reindex()
+    (sample_copy / "innocent.md").symlink_to(secret)
+    report = eng.reindex(["innocent.md"])
+    assert [(s.path, s.reason) for s in report.skipped] == [
+        ("innocent.md", "symlink points outside the vault" if target.startswith("..") else "symlink into a hidden or excluded folder")
+    ]
+    assert not eng.search("zebraquokka").hits
+    assert [(s.path, s.reason) for s in eng.reindex().skipped if s.path == "innocent.md"] == [
+        (s.path, s.reason) for s in report.skipped
+    ]
+    eng.close()

@@ -12,7 +12,7 @@ from engine.vault.read import (
     read_note,
     read_note_bytes,
 )
-from engine.vault.scan import SAVE_TEMP, ScanResult, VaultFile, scan_vault
+from engine.vault.scan import SAVE_TEMP, ScanResult, VaultFile, look_up_note, scan_vault
 
 __all__ = [
     "SAVE_TEMP",
@@ -24,6 +24,7 @@ __all__ = [
     "VaultFile",
     "decode_note",
     "link_spans",
+    "look_up_note",
     "os_reason",
     "parse_note",
     "read_note",

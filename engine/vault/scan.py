@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engine.errors import VaultNotFound
-from engine.names import name_problem, printable_path
+from engine.names import name_problem, path_problem, printable_path
 from engine.records import SkippedFile
 
 _ALWAYS_SKIPPED_DIRS = frozenset({".obsidian", ".cairn", ".git", ".trash"})
@@ -79,6 +79,50 @@ class _Excluder:
             if is_dir and bare != pat and fnmatch.fnmatchcase(rel, bare):
                 return True
         return False
+
+
+def look_up_note(root: Path, rel: str, excludes: tuple[str, ...] = ()) -> VaultFile | SkippedFile | None:
+    """One vault path judged as `scan_vault` judges it: the note, why it is skipped, or None
+    when it is no note to index (gone, hidden, excluded, not Markdown).
+
+    A path the watcher or a caller names is held to the scan's rules, so that a symlink
+    out of the vault (or into a hidden or excluded folder) is never read through it.
+    """
+    problem = path_problem(rel)
+    if problem:
+        return SkippedFile(printable_path(rel), problem)
+    parts = rel.split("/")
+    excluded = _Excluder(excludes)
+    if (
+        not _is_note_name(rel)
+        or any(part.startswith(".") or not part for part in parts)
+        or any(excluded("/".join(parts[:depth]), True) for depth in range(1, len(parts)))
+        or excluded(rel, False)
+    ):
+        return None
+    root_real = os.path.realpath(root)
+    abs_path = os.path.join(root, *parts)
+    try:
+        real = os.path.realpath(abs_path, strict=True)
+        st = os.stat(abs_path)
+    except FileNotFoundError:
+        return None
+    except PermissionError:
+        return SkippedFile(printable_path(rel), "permission denied")
+    except OSError as exc:
+        reason = "symlink loop" if exc.errno == errno.ELOOP else f"cannot stat: {exc.strerror or exc}"
+        return SkippedFile(printable_path(rel), reason)
+    if not _within(real, root_real):
+        return SkippedFile(printable_path(rel), "symlink points outside the vault")
+    real_rel = os.path.relpath(real, root_real).replace(os.sep, "/")
+    real_parts = real_rel.split("/")
+    if any(part.startswith(".") for part in real_parts) or any(
+        excluded("/".join(real_parts[:depth]), True) for depth in range(1, len(real_parts))
+    ) or excluded(real_rel, False):
+        return SkippedFile(printable_path(rel), "symlink into a hidden or excluded folder")
+    if not stat.S_ISREG(st.st_mode):
+        return SkippedFile(printable_path(rel), "not a regular file")
+    return VaultFile(rel, Path(abs_path), st.st_size, st.st_mtime)
 
 
 def scan_vault(root: Path, excludes: tuple[str, ...] = ()) -> ScanResult:
