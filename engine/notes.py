@@ -9,9 +9,9 @@ endings: an editor gets LF text, and saving puts every unchanged line's ending b
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import datetime
-import difflib
 import errno
 import fcntl
 import hashlib
@@ -23,6 +23,7 @@ import stat
 import threading
 import time
 import unicodedata
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,7 +38,6 @@ TEMP_SUFFIX = ".tmp"
 # A save's temp file lives for milliseconds; one older than this was left by a killed process.
 STALE_TEMP_S = 600.0
 # Lines in the changed middle of a note above which line endings are matched by position only.
-_DIFF_MAX_LINES = 20_000
 
 _UNSAFE_NAME = re.compile(r'[\\:*?"<>|#^\[\]\x00-\x1f]')
 _LINE_ENDS = re.compile(r"\r\n?|\n")
@@ -130,9 +130,9 @@ def _split_with_endings(text: str) -> tuple[list[str], list[str]]:
 def _restored_endings(original: str, new_lines: Sequence[str], default: str) -> list[str]:
     """The ending for each of `new_lines` but the last: the original line's where it survived.
 
-    Lines are matched by a common prefix and suffix, then a line diff of the middle
-    (by position when the middle is huge, so this stays linear); an edited line in
-    place keeps its ending; an inserted line gets the note's usual ending.
+    Lines are matched by a common prefix and suffix, then the middle by `_matched_lines`
+    (never worse than O(n log n): a save is never slow because of its text); an edited
+    line in place keeps its ending; an inserted line gets the note's usual ending.
     """
     old_lines, old_endings = _split_with_endings(original)
     wanted = len(new_lines) - 1
@@ -153,18 +153,62 @@ def _restored_endings(original: str, new_lines: Sequence[str], default: str) -> 
         tail += 1
     old_mid = old_lines[head : n_old - tail]
     new_mid = new_lines[head : n_new - tail]
-    if not old_mid or not new_mid:
-        return out
-    if len(old_mid) > _DIFF_MAX_LINES or len(new_mid) > _DIFF_MAX_LINES:
-        for k in range(min(len(old_mid), len(new_mid))):
-            take(head + k, head + k)
-        return out
-    matcher = difflib.SequenceMatcher(None, old_mid, new_mid, autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag in ("equal", "replace"):
-            for k in range(min(i2 - i1, j2 - j1)):
-                take(head + j1 + k, head + i1 + k)
+    if not old_mid or not new_mid or all(ending == default for ending in old_endings):
+        return out  # nothing to match, or every line ends the same way whatever matches
+    for old_index, new_index in _matched_lines(old_mid, new_mid):
+        take(head + new_index, head + old_index)
     return out
+
+
+def _matched_lines(old: Sequence[str], new: Sequence[str]) -> Iterator[tuple[int, int]]:
+    """Pairs (old index, new index) of lines taken to be the same line, in order.
+
+    Patience matching, O(n log n) whatever the text: the lines that occur once on each side
+    are anchors (the longest run of them in the same order); between two anchors, equal
+    lines at either end match, and the rest pair by position (an edited line in place).
+    """
+    old_count = Counter(old)
+    new_count = Counter(new)
+    new_at = {line: j for j, line in enumerate(new) if new_count[line] == 1}
+    pairs = [(i, new_at[line]) for i, line in enumerate(old) if old_count[line] == 1 and line in new_at]
+    start_old = start_new = 0
+    for anchor_old, anchor_new in [*_in_order(pairs), (len(old), len(new))]:
+        gap_old, gap_new = anchor_old - start_old, anchor_new - start_new
+        lead = 0
+        while lead < min(gap_old, gap_new) and old[start_old + lead] == new[start_new + lead]:
+            lead += 1
+        trail = 0
+        while trail < min(gap_old, gap_new) - lead and old[anchor_old - 1 - trail] == new[anchor_new - 1 - trail]:
+            trail += 1
+        for k in range(min(gap_old, gap_new) - trail):
+            yield start_old + k, start_new + k
+        for k in range(trail, 0, -1):
+            yield anchor_old - k, anchor_new - k
+        if anchor_old < len(old):
+            yield anchor_old, anchor_new
+        start_old, start_new = anchor_old + 1, anchor_new + 1
+
+
+def _in_order(pairs: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The longest subsequence of `pairs` (sorted by their first) whose seconds increase too."""
+    tails: list[int] = []  # tails[k]: index in pairs of the smallest end of a run of length k + 1
+    before: list[int] = [-1] * len(pairs)
+    ends: list[int] = []
+    for index, (_old, new_index) in enumerate(pairs):
+        k = bisect.bisect_left(ends, new_index)
+        before[index] = tails[k - 1] if k else -1
+        if k == len(ends):
+            ends.append(new_index)
+            tails.append(index)
+        else:
+            ends[k] = new_index
+            tails[k] = index
+    run: list[tuple[int, int]] = []
+    index = tails[-1] if tails else -1
+    while index >= 0:
+        run.append(pairs[index])
+        index = before[index]
+    return run[::-1]
 
 
 # ---------------------------------------------------------------------------

@@ -6,6 +6,8 @@ from __future__ import annotations
 import errno
 import os
 import posixpath
+import random
+import re
 import subprocess
 import sys
 import threading
@@ -562,6 +564,38 @@ def test_retarget_text_keeps_fragments_display_and_code() -> None:
     new, changed = notes.retarget_text(md, "Daily/2026-03-05.md", frozenset({"../meetings/2026/2026-03-04 sprint 5 retro"}), moved)
     assert changed == 1
     assert new == "See [the retro](../Meetings/Retro%205.md#Actions) and [web](https://x.org/a.md)."
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_lines_edited_in_place_keep_every_ending(seed: int) -> None:
+    """Many equal lines (blank, "- item"), endings mixed at random: lines edited where they
+    stand, and all the others, keep the ending each had."""
+    pick = random.Random(seed)
+    endings = [pick.choice(("\n", "\r\n")) for _ in range(300)]  # (a CR before a blank LF line reads as CRLF)
+    lines = [pick.choice(("", "", "- item", "text", f"unique {k}")) for k in range(300)]
+    original = "".join(line + ending for line, ending in zip(lines, endings, strict=True))
+    edited_lines = [f"edited {k}" if pick.random() < 0.2 else line for k, line in enumerate(lines)]
+    data = notes.encode_text("\n".join(edited_lines) + "\n", notes.TextFormat(newline="\n"), original)
+    expected = "".join(line + ending for line, ending in zip(edited_lines, endings, strict=True))
+    assert data.decode() == expected
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_lines_kept_around_insertions_and_deletions_keep_their_endings(seed: int) -> None:
+    pick = random.Random(seed)
+    lines = [f"line {k}" for k in range(200)]
+    endings = {line: pick.choice(("\n", "\r\n", "\r")) for line in lines}
+    original = "".join(line + endings[line] for line in lines)
+    edited: list[str] = []
+    for line in lines:
+        if pick.random() < 0.1:
+            edited.append(f"inserted before {line}")
+        if pick.random() > 0.1:
+            edited.append(line)
+    data = notes.encode_text("\n".join(edited) + "\n", notes.TextFormat(newline="\n"), original)
+    stored = re.findall(r"([^\r\n]*)(\r\n|\n|\r)", data.decode())
+    assert [line for line, _ending in stored] == edited
+    assert all(ending == endings[line] for line, ending in stored if line in endings), "a kept line's ending"
 
 
 def test_restored_endings_stay_linear_on_a_huge_rewrite() -> None:
