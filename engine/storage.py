@@ -53,8 +53,22 @@ def resolve_index_dir(vault: Path, override: Path | None = None) -> Path:
     return Path(user_cache_dir("cairn")) / f"{vault.name}-{key}"
 
 
-# Files only a Cairn index holds: a folder with one of them is an index, of this or an earlier version.
-_INDEX_MARKERS = ("manifest.json", "catalog.sqlite", "writer.lock", "vectors.faiss", "graph.pickle")
+# Files only a Cairn index holds: a folder with one of them is an index, of this or an earlier
+# version. (`manifest.json` is a common name: it counts only when it reads as Cairn's.)
+_INDEX_MARKERS = ("catalog.sqlite", "vectors.faiss", "graph.pickle")
+
+
+def _is_index(folder: Path) -> bool:
+    if any((folder / name).exists() for name in _INDEX_MARKERS):
+        return True
+    manifest = folder / "manifest.json"
+    try:
+        if not manifest.is_file() or manifest.stat().st_size > 1 << 20:
+            return False
+        data = json.loads(manifest.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and "version" in data and "generations" in data
 
 
 def check_index_dir(vault: Path, directory: Path) -> None:
@@ -78,7 +92,7 @@ def check_index_dir(vault: Path, directory: Path) -> None:
             f"the index folder {directory} is one of the vault's note folders; "
             "inside a vault it must be a hidden folder, like .cairn"
         )
-    if where.is_dir() and not any((where / name).exists() for name in _INDEX_MARKERS):
+    if where.is_dir() and not _is_index(where):
         with os.scandir(where) as entries:
             if any(True for _ in entries):
                 raise ConfigError(

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from engine.api import Engine
-from engine.errors import ConfigError
+from engine.errors import ConfigError, IndexCorrupt
 from engine.tools.cli import main
 
 
@@ -46,11 +46,14 @@ def test_an_index_folder_over_the_notes_is_refused_and_nothing_is_touched(tmp_pa
     assert not (vault / "new index").exists()
 
 
-def test_a_folder_of_other_files_is_refused_and_kept(tmp_path):
+@pytest.mark.parametrize("manifest", [None, '{"name": "my extension", "manifest_version": 3}'])
+def test_a_folder_of_other_files_is_refused_and_kept(tmp_path, manifest):
     vault = _vault(tmp_path)
     elsewhere = tmp_path / "papers"
     (elsewhere / "fulltext").mkdir(parents=True)
     (elsewhere / "fulltext" / "draft.txt").write_text("a draft\n", encoding="utf-8")
+    if manifest is not None:  # a browser extension's, say: the name alone is no index
+        (elsewhere / "manifest.json").write_text(manifest, encoding="utf-8")
     before = _files(tmp_path)
     with pytest.raises(ConfigError, match="not a Cairn index"):
         Engine.open(vault, index_dir=elsewhere, embedder=None)
@@ -74,3 +77,16 @@ def test_hidden_new_empty_and_existing_index_folders_are_used(tmp_path):
         with Engine.open(vault, index_dir=index, embedder=None) as engine:  # an index now: reopened
             assert engine.search("research").hits
     assert (vault / "fulltext" / "BM25 notes.md").exists()
+
+
+def test_a_damaged_index_s_full_text_folder_holding_notes_is_not_deleted(tmp_path):
+    vault = _vault(tmp_path)
+    index = tmp_path / "index"
+    with Engine.open(vault, index_dir=index, embedder=None) as engine:
+        engine.reindex()
+    for part in (index / "fulltext").glob("*.toc"):
+        part.write_bytes(b"garbage")  # unreadable: the channel would rebuild the folder
+    (index / "fulltext" / "moved here by hand.md").write_text("# mine\n", encoding="utf-8")
+    with pytest.raises(IndexCorrupt, match="left as it is"):
+        Engine.open(vault, index_dir=index, embedder=None)
+    assert (index / "fulltext" / "moved here by hand.md").read_text(encoding="utf-8") == "# mine\n"

@@ -130,7 +130,7 @@ class FulltextChannel:
         with self._lock:
             self._searcher.close()
             self._ix.close()
-            shutil.rmtree(self._dir, ignore_errors=True)
+            _remove_index_files(self._dir)
             self._dir.mkdir(parents=True, exist_ok=True)
             self._ix = MappedStorage(str(self._dir)).create_index(_schema())
             self._write(catalog.note_rows(), removed=(), fresh=True, expected=catalog.counts()["notes"])
@@ -584,17 +584,35 @@ def _tag_words(tags: Iterable[str]) -> list[str]:
     return words
 
 
+def _remove_index_files(directory: Path) -> None:
+    """Delete a full-text index folder, only if it holds nothing but an index's flat files.
+
+    Raises:
+        IndexCorrupt: the folder holds a folder or a note: not ours to delete.
+    """
+    try:
+        with os.scandir(directory) as entries:
+            foreign = [e.name for e in entries if e.is_dir(follow_symlinks=False) or e.name.lower().endswith(".md")]
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise IndexCorrupt(f"full-text index folder {directory} cannot be listed: {exc.strerror or exc}") from exc
+    if foreign:
+        raise IndexCorrupt(f"{directory} holds {foreign[0]!r}, which no full-text index holds; it was left as it is")
+    shutil.rmtree(directory, ignore_errors=True)
+
+
 def open_channel(context: ChannelContext) -> tuple[FulltextChannel, str]:
     """The full-text channel over `<index>/fulltext`, rebuilt from the catalog when unreadable or discarded."""
     directory = context.index_dir / "fulltext"
     if context.discard and context.writable:
-        shutil.rmtree(directory, ignore_errors=True)
+        _remove_index_files(directory)
     try:
         return FulltextChannel(directory, context.config.fulltext), ""
     except IndexCorrupt as exc:
         if not context.writable:
             raise
-        shutil.rmtree(directory, ignore_errors=True)
+        _remove_index_files(directory)
         channel = FulltextChannel(directory, context.config.fulltext)
         channel.rebuild(context.catalog)
         return channel, f"{exc}; rebuilt from the catalog"
