@@ -11,6 +11,7 @@ import logging
 import os
 import socket
 import sqlite3
+import stat
 import sys
 import time
 from collections.abc import Iterator
@@ -80,6 +81,7 @@ def check_index_dir(vault: Path, directory: Path) -> None:
 
     Raises:
         ConfigError: the folder is not safe for an index; the message says why.
+        IndexCorrupt: one of the index's own names holds the wrong kind of thing.
     """
     from engine.errors import ConfigError
 
@@ -101,6 +103,42 @@ def check_index_dir(vault: Path, directory: Path) -> None:
                 )
     elif where.exists() and not where.is_dir():
         raise ConfigError(f"the index folder {directory} is a file, not a folder")
+    _check_index_entries(where)
+
+
+# What the index keeps under each name: a file, or a folder.
+_INDEX_FILES = (
+    "manifest.json",
+    "catalog.sqlite",
+    "catalog.sqlite.checked",
+    "writer.lock",
+    "graph.pickle",
+    "vectors.faiss",
+    "vectors.delta.npz",
+    "vectors.strays.json",
+    "vectors.tombstones.json",
+)
+_INDEX_FOLDERS = ("fulltext", "tmp")
+
+
+def _check_index_entries(folder: Path) -> None:
+    """Refuse an index whose own names hold the wrong kind of thing (a folder named
+    manifest.json, a FIFO named writer.lock): reading them would fail, or wait forever."""
+    from engine.errors import IndexCorrupt
+
+    for names, wanted, kind in ((_INDEX_FILES, stat.S_ISREG, "file"), (_INDEX_FOLDERS, stat.S_ISDIR, "folder")):
+        for name in names:
+            try:
+                mode = (folder / name).stat().st_mode
+            except FileNotFoundError:
+                continue
+            except OSError as exc:
+                raise IndexCorrupt(f"{folder / name} cannot be read: {exc.strerror or exc}") from exc
+            if not wanted(mode):
+                raise IndexCorrupt(
+                    f"{folder / name} is not the {kind} Cairn keeps there; move it away and the index "
+                    "is rebuilt from the vault"
+                )
 
 
 _FULL = "the disk is full"

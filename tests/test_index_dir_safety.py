@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 
 import pytest
@@ -90,3 +91,19 @@ def test_a_damaged_index_s_full_text_folder_holding_notes_is_not_deleted(tmp_pat
     with pytest.raises(IndexCorrupt, match="left as it is"):
         Engine.open(vault, index_dir=index, embedder=None)
     assert (index / "fulltext" / "moved here by hand.md").read_text(encoding="utf-8") == "# mine\n"
+
+
+@pytest.mark.parametrize("name", ["manifest.json", "writer.lock", "vectors.tombstones.json"])
+@pytest.mark.parametrize("kind", ["folder", "fifo"])
+def test_an_index_name_holding_a_folder_or_a_fifo_is_named_not_read(tmp_path, name, kind):
+    vault = _vault(tmp_path)
+    index = tmp_path / "index"
+    with Engine.open(vault, index_dir=index, embedder=None) as engine:
+        engine.reindex()
+    (index / name).unlink(missing_ok=True)
+    if kind == "folder":
+        (index / name).mkdir()
+    else:
+        os.mkfifo(index / name)  # opening it to read would wait for a writer forever
+    with pytest.raises(IndexCorrupt, match=f"{name} is not the file Cairn keeps there"):
+        Engine.open(vault, index_dir=index, embedder=None)
