@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engine.errors import EncodingMismatch, NoteExists, NoteNotEditable, NoteNotSaved, UnsafePath
+from engine.names import printable_path
 from engine.records import NoteText, TextFormat
 from engine.vault import SAVE_TEMP, NoteUnreadable, decode_note, link_spans, read_note_bytes
 
@@ -91,6 +92,7 @@ def encode_text(text: str, fmt: TextFormat, original: str | None = None) -> byte
 
     Raises:
         EncodingMismatch: `text` has a character the note's encoding cannot store.
+        NoteNotSaved: `text` has half a character (a lone surrogate), which no encoding stores.
     """
     lines = _LINE_ENDS.split(text)
     if original is None:
@@ -108,6 +110,12 @@ def encode_text(text: str, fmt: TextFormat, original: str | None = None) -> byte
     except UnicodeEncodeError as exc:
         bad = joined[exc.start]
         line_number = len(_LINE_ENDS.findall(joined, 0, exc.start)) + 1
+        if 0xD800 <= ord(bad) <= 0xDFFF:
+            # Half of a character (a lone surrogate): no encoding holds it, UTF-8 included.
+            raise NoteNotSaved(
+                f"the text holds U+{ord(bad):04X} on line {line_number}, half of a character that no "
+                "encoding can store; nothing was written. Remove it and save again."
+            ) from exc
         raise EncodingMismatch(
             f"this note is stored as {fmt.label}, which cannot hold “{bad}” (U+{ord(bad):04X}, line {line_number}); "
             "nothing was written. Remove the character, or save the note as UTF-8."
@@ -386,6 +394,15 @@ def note_path(folder: str, name: str) -> str:
     Raises:
         UnsafePath: no name is left, or the path is hidden (a part starts with '.').
     """
+    for text, what in ((folder, "folder"), (name, "name")):
+        if any(0xD800 <= ord(char) <= 0xDFFF for char in text):
+            raise UnsafePath(f"the {what} “{printable_path(text)}” is not valid Unicode (a byte that is not UTF-8)")
+    for part in folder.split("/"):
+        if len(part.encode("utf-8")) > NAME_MAX_BYTES:
+            raise UnsafePath(
+                f"the folder name {part[:40]!r}… is too long for the file system "
+                f"({len(part.encode('utf-8'))} bytes, at most {NAME_MAX_BYTES})"
+            )
     cleaned = _UNSAFE_NAME.sub("-", name.strip()).strip("/ ")
     if cleaned.lower().endswith(".md"):
         cleaned = cleaned[:-3]
@@ -398,6 +415,8 @@ def note_path(folder: str, name: str) -> str:
         path = posixpath.normpath(relative)
     else:
         path = posixpath.join(folder, relative) if folder else relative
+    if any(part in ("", ".", "..") for part in path.split("/")) or path.startswith("/"):
+        raise UnsafePath(f"not a path inside the vault: {path!r}")
     if any(part.startswith(".") for part in path.split("/")):
         # Hidden folders are other tools' (.obsidian, .git) or the vault's own (.trash, .cairn),
         # and a hidden note is never listed: a note written there could not be opened again.

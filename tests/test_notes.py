@@ -542,6 +542,28 @@ def test_a_name_in_another_unicode_form_is_the_same_note(tmp_path: Path) -> None
         assert (vault / f"{nfc}.md").read_bytes() == b"# The menu\n"
 
 
+@pytest.mark.parametrize(
+    ("folder", "title", "reason"),
+    [
+        ("", "caf\udce9", "not valid Unicode"),
+        ("f" * 300, "t", "folder name 'ffff"),
+        ("../outside", "t", "not a path inside the vault"),
+    ],
+)
+def test_a_name_that_cannot_be_a_note_says_why(small: Engine, folder: str, title: str, reason: str) -> None:
+    with pytest.raises(UnsafePath, match=reason):
+        small.create_note(folder, title)
+
+
+def test_half_a_character_in_a_save_is_refused_with_advice_that_works(small: Engine) -> None:
+    note = small.read_note("Old.md")
+    for as_utf8 in (False, True):
+        with pytest.raises(NoteNotSaved, match="U\\+D800 on line 2, half of a character") as caught:
+            small.save_note("Old.md", "# Old\n\ud800\n", expected_sha=note.sha, as_utf8=as_utf8)
+        assert not isinstance(caught.value, EncodingMismatch)
+    assert _bytes(small, "Old.md") == b"# Old\n\nThe note that gets renamed.\n"
+
+
 def test_a_symlink_loop_is_an_unsafe_path_not_a_crash(small: Engine) -> None:
     (small.vault / "loop.md").symlink_to(small.vault / "loop.md")
     with pytest.raises(UnsafePath):
