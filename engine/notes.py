@@ -106,7 +106,7 @@ def encode_text(text: str, fmt: TextFormat, original: str | None = None) -> byte
             parts.append(ending_of[index])
     joined = "".join(parts)
     try:
-        return fmt.bom + joined.encode(fmt.codec)
+        payload = fmt.bom + joined.encode(fmt.codec)
     except UnicodeEncodeError as exc:
         bad = joined[exc.start]
         line_number = len(_LINE_ENDS.findall(joined, 0, exc.start)) + 1
@@ -120,6 +120,33 @@ def encode_text(text: str, fmt: TextFormat, original: str | None = None) -> byte
             f"this note is stored as {fmt.label}, which cannot hold “{bad}” (U+{ord(bad):04X}, line {line_number}); "
             "nothing was written. Remove the character, or save the note as UTF-8."
         ) from exc
+    _check_reads_back(payload, "\n".join(lines), fmt)
+    return payload
+
+
+def _check_reads_back(payload: bytes, text: str, fmt: TextFormat) -> None:
+    """Refuse bytes that would not read back as `text` (LF text): a save never writes what
+    the next read would show differently, or not at all.
+
+    Raises:
+        NoteNotSaved: the bytes would read as a binary file.
+        EncodingMismatch: they would read back as other characters (cp1252 text that is
+            also valid UTF-8, say); saving as UTF-8 keeps them.
+    """
+    try:
+        back = decode_note(payload)
+    except NoteUnreadable as exc:
+        raise NoteNotSaved(
+            "the text would be stored as a file that reads as binary (a NUL character, or mostly control "
+            "characters, near its start); nothing was written. Remove them and save again."
+        ) from exc
+    if back.text != text:
+        at = next((k for k, (a, b) in enumerate(zip(back.text, text, strict=False)) if a != b), min(len(back.text), len(text)))
+        line_number = text.count("\n", 0, at) + 1
+        raise EncodingMismatch(
+            f"stored as {fmt.label}, this text would read back as other characters (from line {line_number}: "
+            f"it reads as {back.format.label}); nothing was written. Save the note as UTF-8."
+        )
 
 
 def _split_with_endings(text: str) -> tuple[list[str], list[str]]:

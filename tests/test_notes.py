@@ -564,6 +564,21 @@ def test_half_a_character_in_a_save_is_refused_with_advice_that_works(small: Eng
     assert _bytes(small, "Old.md") == b"# Old\n\nThe note that gets renamed.\n"
 
 
+def test_a_save_never_writes_what_would_read_back_otherwise(small: Engine) -> None:
+    latin = small.read_note("Latin.md")
+    before = _bytes(small, "Latin.md")
+    # In cp1252, "Ã©" is the two bytes of "é" in UTF-8: the next read would show "é".
+    with pytest.raises(EncodingMismatch, match="would read back as other characters"):
+        small.save_note("Latin.md", "Ã©\n", expected_sha=latin.sha)
+    assert _bytes(small, "Latin.md") == before
+    small.save_note("Latin.md", "Ã©\n", expected_sha=latin.sha, as_utf8=True)
+    assert small.read_note("Latin.md").text == "Ã©\n"
+    old = small.read_note("Old.md")
+    with pytest.raises(NoteNotSaved, match="reads as binary"):
+        small.save_note("Old.md", "# Old\n\x00\n", expected_sha=old.sha)
+    assert small.read_note("Old.md").sha == old.sha
+
+
 def test_a_symlink_loop_is_an_unsafe_path_not_a_crash(small: Engine) -> None:
     (small.vault / "loop.md").symlink_to(small.vault / "loop.md")
     with pytest.raises(UnsafePath):
