@@ -14,6 +14,7 @@ from textual._path import CSSPathType
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.command import Provider
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.widgets import Input, TextArea
 
@@ -77,6 +78,19 @@ class CairnApp(App[None]):
         self.main_screen = MainScreen(engine, config, id="main")
         self._hangup = hangup and hasattr(signal, "SIGHUP")
         self._hung_up = False
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = False,
+    ) -> None:
+        """A toast whose text is never read as markup: it names notes ("Tasks [due=2024-01-01].md"),
+        and every widget's `notify` asks for markup by default."""
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
 
     def on_mount(self) -> None:
         self.theme = self.config.dark_theme if self.config.start_dark else self.config.light_theme

@@ -141,3 +141,33 @@ def test_the_status_bar_says_how_much_has_vectors_what_embeds_first_and_how_long
         run(body())
     finally:
         engine.close()
+
+
+def test_a_name_that_looks_like_markup_is_shown_as_written(tmp_path: Path) -> None:
+    """Names come from other tools too (git, other editors): "[due=2024-01-01]" is no markup."""
+    vault = copy_sample_vault(tmp_path / "vault")
+    (vault / "Inbox" / "Tasks [due=2024-01-01].md").write_text("# Tasks\n\nCall the printer.\n", encoding="utf-8")
+    engine = open_engine(vault, AppConfig(), embedder=None)
+    engine.reindex()
+
+    async def body() -> None:
+        app = build_app(engine, index_on_start=False)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            main = app.screen
+            assert isinstance(main, MainScreen)
+            main.open_note("Inbox/Tasks [due=2024-01-01].md")
+            await settle(pilot)
+            await pilot.press("f8")
+            await pilot.pause()
+            dialog = app.screen
+            assert isinstance(dialog, ChoiceDialog)
+            question = str(dialog.query_one("#dialog-question").render())
+            assert question == "Move Inbox/Tasks [due=2024-01-01].md to .trash/?"
+            await pilot.click("#choice-delete")
+            await settle(pilot)
+            assert (vault / ".trash/Inbox/Tasks [due=2024-01-01].md").exists()
+            assert any("Tasks [due=2024-01-01].md" in n.message for n in app._notifications)
+
+    run(body())
+    engine.close()

@@ -47,8 +47,8 @@ class ChoiceDialog(ModalScreen[str]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
-            yield Label(self._title, id="dialog-title")
-            yield Label(self._question, id="dialog-question")
+            yield Label(self._title, id="dialog-title", markup=False)
+            yield Label(self._question, id="dialog-question", markup=False)
             with Horizontal(id="dialog-buttons"):
                 for key, label in self._choices:
                     if key in self._destructive:

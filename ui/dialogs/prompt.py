@@ -25,8 +25,8 @@ class PromptDialog(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
-            yield Label(self._title, id="dialog-title")
-            yield Label(self._hint, id="dialog-question")
+            yield Label(self._title, id="dialog-title", markup=False)
+            yield Label(self._hint, id="dialog-question", markup=False)
             yield Input(self._value, id="prompt-input")
 
     def on_mount(self) -> None:

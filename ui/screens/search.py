@@ -100,8 +100,8 @@ class SearchScreen(ReportsWorkerErrors, Screen[SearchOutcome]):
         with Vertical(id="search-box"):
             yield Input(self._initial_query, placeholder="Search the vault… (F1: syntax)", id="search-input")
             yield Static("", id="search-chips")
-            yield Static("", id="search-status")
-            yield Static("", id="search-vectors")
+            yield Static("", id="search-status", markup=False)
+            yield Static("", id="search-vectors", markup=False)
         yield SearchResultList(id="results")
         yield ExplainView(show_timings=self.show_timings, id="explain")
         yield Footer()

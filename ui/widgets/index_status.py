@@ -16,7 +16,7 @@ class IndexStatusBar(Horizontal):
     """Shows what the index holds and, while it is updated, a progress bar."""
 
     def compose(self) -> ComposeResult:
-        yield Label("opening index…", id="index-label")
+        yield Label("opening index…", id="index-label", markup=False)
         yield ProgressBar(total=None, show_eta=False, id="index-progress")
 
     watching = False

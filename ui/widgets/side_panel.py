@@ -59,7 +59,7 @@ class SidePanel(VerticalScroll):
 
     def compose(self) -> ComposeResult:
         for key, title in SECTIONS:
-            yield Label(title, id=f"{key}-title", classes="section-title")
+            yield Label(title, id=f"{key}-title", classes="section-title", markup=False)
             yield OptionList(id=f"{key}-list", classes="section-list")
 
     def show(self, context: NoteContext | None) -> None:
