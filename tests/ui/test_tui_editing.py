@@ -197,6 +197,32 @@ def test_editing_keeps_encoding_and_every_untouched_line_ending(
     assert (module_vault / latin).read_bytes() == "# Latin one\n\nCrème brûlée, naïve façade.\nDéjà vu.\n".encode("cp1252")
 
 
+def test_characters_the_editor_would_read_as_line_breaks_come_back_as_they_were(
+    make_app: Callable[..., CairnApp], module_vault: Path, engine: Engine
+) -> None:
+    """Form feed, vertical tab, NEL, U+2028/U+2029, the separators: the TextArea breaks
+    lines on them, the note does not."""
+    note = "Inbox/Separators.md"
+    inside = "alpha\u2028beta\u2029gamma\x0cdelta\x85eps\x0bzeta\x1ceta\x1dtheta\x1eiota"
+    (module_vault / note).write_bytes(f"# Separators\n\n{inside}\n".encode())
+    engine.reindex([note])
+
+    async def body() -> None:
+        app = make_app()
+        async with app.run_test(size=SIZE) as pilot:
+            editor = await _open_editor(pilot, app, note)
+            assert not editor.dirty, "nothing was typed yet"
+            assert editor.editor.document.line_count == 4
+            editor.editor.move_cursor(editor.editor.document.end)
+            editor.editor.insert("X")
+            await pilot.press("ctrl+s")
+            await settle(pilot)
+            assert not editor.dirty
+
+    run(body())
+    assert (module_vault / note).read_bytes() == f"# Separators\n\n{inside}\nX".encode()
+
+
 def _conflict_copies(vault: Path, note: str) -> set[Path]:
     """The conflict copies beside `note` ("Glossary/Tombstone (conflict …).md")."""
     path = vault / note

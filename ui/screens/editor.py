@@ -16,8 +16,9 @@ from textual.screen import Screen
 from textual.widgets import Footer, Label, TextArea
 from textual.worker import Worker, WorkerState
 
-from engine.errors import EncodingMismatch, NoteNotSaved, SaveConflict
+from engine.errors import EncodingMismatch, NoteNotEditable, NoteNotSaved, SaveConflict
 from ui.dialogs.choice import ChoiceDialog
+from ui.editor_text import NotEditableHere, from_editor, to_editor
 from ui.errors import ReportsWorkerErrors, show_error
 
 if TYPE_CHECKING:
@@ -108,9 +109,14 @@ class EditorScreen(ReportsWorkerErrors, Screen[str | None]):
         return self.query_one("#editor", TextArea)
 
     @property
+    def note_text(self) -> str:
+        """The note's text as it stands in the editor (what a save writes)."""
+        return from_editor(self.editor.text)
+
+    @property
     def dirty(self) -> bool:
         """Whether the text differs from what is on disk."""
-        return self.saved_text is not None and self.editor.text != self.saved_text
+        return self.saved_text is not None and self.note_text != self.saved_text
 
     def on_mount(self) -> None:
         self._update_title()
@@ -120,8 +126,12 @@ class EditorScreen(ReportsWorkerErrors, Screen[str | None]):
     def _load(self) -> None:
         try:
             note = self.engine.read_note(self.path)
+            to_editor(note.text)  # refuses the one text the editor cannot hold
         except NoteNotSaved as exc:
             self.post_message(self.LoadFailed(exc))
+            return
+        except NotEditableHere as exc:
+            self.post_message(self.LoadFailed(NoteNotEditable(f"{self.path}: {exc}")))
             return
         encoding = "" if note.format.codec == "utf-8" and not note.format.bom else note.format.label
         self.post_message(self.Loaded(note.text, note.sha, encoding))
@@ -137,7 +147,7 @@ class EditorScreen(ReportsWorkerErrors, Screen[str | None]):
         self.encoding = message.encoding
         self.saved_text = message.text
         editor = self.editor
-        editor.load_text(message.text)
+        editor.load_text(to_editor(message.text))
         editor.disabled = False
         editor.focus()
         if self.line > 0:
@@ -159,14 +169,14 @@ class EditorScreen(ReportsWorkerErrors, Screen[str | None]):
         self._after_save = then
         self.saving = True
         self._update_title()
-        self._save(self.path, self.editor.text, self.loaded_sha)
+        self._save(self.path, self.note_text, self.loaded_sha)
 
     def keep_copy(self) -> str | None:
         """Save the text as it is now to a new copy beside the note, at once (the app is
         ending); the copy's path, or None when even that could not be written."""
         try:
             target = self.engine.conflict_copy_path(self.path)
-            self.engine.save_note(target, self.editor.text, expected_sha=None, as_utf8=True)
+            self.engine.save_note(target, self.note_text, expected_sha=None, as_utf8=True)
         except Exception:  # a full disk, a vanished folder: nothing is left to tell the user
             log.exception("could not keep the unsaved edits of %s", self.path)
             return None
