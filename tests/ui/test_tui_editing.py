@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -221,6 +222,45 @@ def test_characters_the_editor_would_read_as_line_breaks_come_back_as_they_were(
 
     run(body())
     assert (module_vault / note).read_bytes() == f"# Separators\n\n{inside}\nX".encode()
+
+
+def test_a_save_asked_for_while_one_runs_follows_it(
+    make_app: Callable[..., CairnApp], module_vault: Path, engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ctrl+s twice in quick succession: the second save waits for the first and writes
+    against the version it wrote, instead of calling the first save a change on disk."""
+    release = threading.Event()
+    real_save = engine.save_note
+    calls: list[str] = []
+
+    def held_save(path: str, text: str, **kwargs: object) -> object:
+        calls.append(text)
+        if len(calls) == 1:
+            release.wait(timeout=30)  # the first save is still running when the second is asked for
+        return real_save(path, text, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(engine, "save_note", held_save)
+
+    async def body() -> None:
+        app = make_app()
+        async with app.run_test(size=SIZE) as pilot:
+            editor = await _open_editor(pilot, app, NOTE)
+            editor.editor.move_cursor(editor.editor.document.end)
+            editor.editor.insert("first edit ")
+            await pilot.press("ctrl+s")
+            await pilot.pause()
+            editor.editor.insert("second edit ")
+            await pilot.press("ctrl+s")
+            await pilot.pause()
+            release.set()
+            await settle(pilot)
+            await settle(pilot)
+            assert app.screen is editor, "no conflict dialog"
+            assert not editor.dirty
+
+    run(body())
+    assert len(calls) == 2 and calls[1].endswith("first edit second edit ")
+    assert (module_vault / NOTE).read_text(encoding="utf-8").endswith("first edit second edit ")
 
 
 def _conflict_copies(vault: Path, note: str) -> set[Path]:

@@ -91,6 +91,8 @@ class EditorScreen(ReportsWorkerErrors, Screen[str | None]):
         self.saved_text: str | None = None
         self.saving = False
         self._after_save: Callable[[], None] | None = None
+        # A save asked for while one runs: it follows, against the version that one writes.
+        self._save_again = False
 
     def compose(self) -> ComposeResult:
         yield Label("", id="editor-title")
@@ -166,6 +168,10 @@ class EditorScreen(ReportsWorkerErrors, Screen[str | None]):
 
     def action_save(self, then: Callable[[], None] | None = None) -> None:
         """Save through the engine (atomic write, then reindex), checking the file did not change."""
+        if self.saving:  # the running save has not said which version it wrote yet
+            self._save_again = True
+            self._after_save = then or self._after_save
+            return
         self._after_save = then
         self.saving = True
         self._update_title()
@@ -204,6 +210,11 @@ class EditorScreen(ReportsWorkerErrors, Screen[str | None]):
         self.saved_text = message.text
         if message.as_utf8:
             self.encoding = ""
+        if self._save_again:
+            self._save_again = False
+            then, self._after_save = self._after_save, None
+            self.action_save(then)
+            return
         self._update_title()
         if message.warnings:
             self.notify("\n".join(message.warnings), title=f"Saved {message.path}", severity="warning")
@@ -216,6 +227,7 @@ class EditorScreen(ReportsWorkerErrors, Screen[str | None]):
     @on(Conflicted)
     def _conflicted(self, message: Conflicted) -> None:
         self.saving = False
+        self._save_again = False
         self._update_title()
         self._after_save = None
         self.app.push_screen(
@@ -250,6 +262,7 @@ class EditorScreen(ReportsWorkerErrors, Screen[str | None]):
     @on(Unencodable)
     def _unencodable(self, message: Unencodable) -> None:
         self.saving = False
+        self._save_again = False
         self._update_title()
         self._after_save = None
 
@@ -275,6 +288,7 @@ class EditorScreen(ReportsWorkerErrors, Screen[str | None]):
         super().on_worker_state_changed(event)
         if event.state in (WorkerState.ERROR, WorkerState.CANCELLED) and self.saving:
             self.saving = False
+            self._save_again = False
             self._after_save = None
             self._update_title()
 
