@@ -471,7 +471,9 @@ class Engine:
         backlog = embed and paths is None and self._embedder is not None
         with self._writer_turn(), self._lock.held(), index_writes():
             self._catch_up()  # another process may have written since this one last looked
-            if self._derived_lag:
+            # This process's own failure, or another writer's: killed after its catalog
+            # batch and before its commit, it left the channels behind the catalog.
+            if self._derived_lag or self._indexes.lagging():
                 self._catch_up_derived()
             try:
                 report = self._indexer.reindex(paths, full=full, progress=progress, embed=embed and not backlog)
@@ -537,7 +539,7 @@ class Engine:
         catalog finds them (as the repair at open does after a kill).
         """
         self._indexer.resolve_all_links()
-        self._indexes.sync()
+        self._indexes.sync(writer=True)  # only called holding the writer lock
         self._graph.open(self._catalog)  # rebuilt unless the saved graph matches the catalog
         self._catalog_changed()
         self._derived_lag = False

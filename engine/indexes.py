@@ -144,8 +144,14 @@ class Indexes:
         return ""
 
     # -- keeping in step -----------------------------------------------------------------
-    def sync(self) -> None:
-        """Bring every channel in step with the catalog (after a kill, or a reindex that failed half-way)."""
+    def sync(self, *, writer: bool = False) -> None:
+        """Bring every channel in step with the catalog (after a kill, or a reindex that failed half-way).
+
+        Repairs are made by the process that opened the index as its writer, or by one that
+        holds the writer lock now (`writer`: it became the writer after another was killed).
+        """
+        if writer:
+            self._writable = True
         generation = self.catalog.generation
         if not (self.index_dir / "vectors.faiss").exists():
             self.manifest.generations.pop("vectors", None)
@@ -165,6 +171,14 @@ class Indexes:
             changed = True
         if changed:
             self.save_manifest()
+
+    def lagging(self) -> bool:
+        """Whether the manifest on disk says a channel is behind the catalog: a writer was
+        killed between writing the catalog and committing what it derives from it."""
+        on_disk, _problem = Manifest.load(self._manifest_path)
+        generation = self.catalog.generation
+        names = ("fulltext", "vectors") if self._embedder is not None else ("fulltext",)
+        return any(on_disk.generations.get(name) != generation for name in names)
 
     def reload(self) -> None:
         """Pick up what another process wrote to every channel."""

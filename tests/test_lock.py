@@ -125,3 +125,38 @@ def test_engines_take_turns_writing_and_see_each_others_work(sample_copy: Path, 
     finally:
         first.close()
         second.close()
+
+
+def test_a_process_that_takes_over_from_a_killed_writer_catches_up_its_channels(
+    sample_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The writer dies after writing its catalog batch and before its full-text one: the
+    process that writes next (a TUI's watcher taking over) brings full text in step."""
+    index_dir = tmp_path / "index"
+    with Engine.open(sample_copy, index_dir=index_dir, embedder=None) as engine:
+        engine.reindex()
+    follower = Engine.open(sample_copy, index_dir=index_dir, embedder=None)
+    dying = WriterLock(index_dir / "writer.lock")
+    dying.acquire()  # the writer, from the follower's point of view
+    try:
+        (sample_copy / "Inbox" / "Kookaburra.md").write_text("# Kookaburra\n\nlaughing bird\n", encoding="utf-8")
+        writer = Engine.open(sample_copy, index_dir=index_dir, embedder=None)
+        from engine.channels.fulltext import FulltextChannel
+
+        def killed(*_args: object, **_kwargs: object) -> None:
+            raise KeyboardInterrupt("killed between the catalog and full text")
+
+        monkeypatch.setattr(FulltextChannel, "update", killed)
+        dying.release()
+        with pytest.raises(KeyboardInterrupt):
+            writer.reindex()
+        monkeypatch.undo()
+        writer._lock.release()  # a killed process holds no lock
+        assert follower.hold_writer()
+        follower.reindex()
+        fulltext = ("fulltext",)
+        hits = follower.search("kookaburra", channels=fulltext, as_you_type=False).hits
+        assert [h.path for h in hits] == ["Inbox/Kookaburra.md"]
+        assert follower.status().channel_counts["fulltext"] == follower.status().notes
+    finally:
+        follower.close()
