@@ -531,6 +531,11 @@ def move_file(source: Path, target: Path) -> None:
         if _same_file(source, target):
             os.rename(source, target)
             return
+        if source.is_symlink() and source.parent != target.parent:
+            _move_link(source, target)
+            _fsync_folder(target.parent)
+            _fsync_folder(source.parent)
+            return
         try:
             os.link(source, target, follow_symlinks=False)
         except FileExistsError as exc:
@@ -553,10 +558,26 @@ def move_file(source: Path, target: Path) -> None:
 
 
 def _same_file(a: Path, b: Path) -> bool:
+    """Whether `a` and `b` are one directory entry (a case-only rename): symlinks are not
+    followed, so a link and the note it points to are two entries."""
     try:
-        return os.path.samefile(a, b)
+        first, second = os.lstat(a), os.lstat(b)
     except OSError:
         return False
+    return (first.st_dev, first.st_ino) == (second.st_dev, second.st_ino)
+
+
+def _move_link(source: Path, target: Path) -> None:
+    """Move the symlink `source` to `target`, pointing where it pointed: a relative link is
+    written again relative to its new folder. Never replaces anything at `target`."""
+    pointed = os.readlink(source)
+    if not os.path.isabs(pointed):
+        pointed = os.path.relpath(os.path.normpath(os.path.join(source.parent, pointed)), target.parent)
+    try:
+        os.symlink(pointed, target)
+    except FileExistsError as exc:
+        raise NoteExists(f"{target.name} already exists") from exc
+    os.unlink(source)
 
 
 # ---------------------------------------------------------------------------

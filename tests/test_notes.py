@@ -579,6 +579,26 @@ def test_a_save_never_writes_what_would_read_back_otherwise(small: Engine) -> No
     assert small.read_note("Old.md").sha == old.sha
 
 
+def test_a_symlinked_note_renamed_onto_its_own_note_is_refused_and_moves_keep_it_pointing(small: Engine) -> None:
+    (small.vault / "Alias.md").symlink_to("Old.md")
+    (small.vault / "A").mkdir()
+    (small.vault / "B").mkdir()
+    (small.vault / "B" / "Note.md").write_bytes(b"# Note\nprecious\n")
+    (small.vault / "A" / "Link.md").symlink_to("../B/Note.md")
+    small.reindex()
+    old = _bytes(small, "Old.md")
+    with pytest.raises(NoteExists):
+        small.rename_note("Alias.md", "Old")
+    with pytest.raises(NoteExists):
+        small.rename_note("A/Link.md", "B/Note")
+    assert _bytes(small, "Old.md") == old and not (small.vault / "Old.md").is_symlink()
+    assert _bytes(small, "B/Note.md") == b"# Note\nprecious\n" and not (small.vault / "B/Note.md").is_symlink()
+    moved = small.rename_note("A/Link.md", "Deep/Sub/Link").new
+    assert (small.vault / moved).is_symlink() and _bytes(small, moved) == b"# Note\nprecious\n"
+    assert small.trash_note(moved).startswith(".trash/")
+    assert _bytes(small, "B/Note.md") == b"# Note\nprecious\n"
+
+
 def test_a_symlink_loop_is_an_unsafe_path_not_a_crash(small: Engine) -> None:
     (small.vault / "loop.md").symlink_to(small.vault / "loop.md")
     with pytest.raises(UnsafePath):
