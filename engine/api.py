@@ -328,7 +328,7 @@ class Engine:
         root = root.resolve()
         cfg = config or EngineConfig()
         directory = resolve_index_dir(root, Path(index_dir).expanduser() if index_dir else None)
-        check_index_dir(root, directory)
+        check_index_dir(root, directory, cfg.excludes)
         directory.mkdir(parents=True, exist_ok=True)
         problem = ""
         chosen: Embedder | None

@@ -56,7 +56,7 @@ def resolve_index_dir(vault: Path, override: Path | None = None) -> Path:
 
 # Files only a Cairn index holds: a folder with one of them is an index, of this or an earlier
 # version. (`manifest.json` is a common name: it counts only when it reads as Cairn's.)
-_INDEX_MARKERS = ("catalog.sqlite", "vectors.faiss", "graph.pickle")
+_INDEX_MARKERS = ("catalog.sqlite", "vectors.faiss", "graph.pickle", "writer.lock")
 
 
 def _is_index(folder: Path) -> bool:
@@ -72,12 +72,13 @@ def _is_index(folder: Path) -> bool:
     return isinstance(data, dict) and "version" in data and "generations" in data
 
 
-def check_index_dir(vault: Path, directory: Path) -> None:
+def check_index_dir(vault: Path, directory: Path, excludes: tuple[str, ...] = ()) -> None:
     """Refuse an index folder that would put the vault's own files at risk.
 
     The index rebuilds its parts by deleting their folders, so it may live only in a folder
-    that is new, empty or already an index, never the vault itself, a folder holding the
-    vault, or one of the vault's visible folders (whose notes it would be scanning).
+    that is new, empty (hidden files such as `.gitignore` aside) or already an index, never
+    the vault itself, a folder holding the vault, or one of the vault's visible folders that
+    the configuration does not exclude (whose notes it would be scanning).
 
     Raises:
         ConfigError: the folder is not safe for an index; the message says why.
@@ -89,14 +90,18 @@ def check_index_dir(vault: Path, directory: Path) -> None:
     root = vault.resolve()
     if where == root or where in root.parents:
         raise ConfigError(f"the index folder {directory} holds the vault {vault}; choose a folder of its own")
-    if where.is_relative_to(root) and not any(part.startswith(".") for part in where.relative_to(root).parts):
+    if (
+        where.is_relative_to(root)
+        and not any(part.startswith(".") for part in where.relative_to(root).parts)
+        and not _excluded_folder(where.relative_to(root).as_posix(), excludes)
+    ):
         raise ConfigError(
             f"the index folder {directory} is one of the vault's note folders; "
             "inside a vault it must be a hidden folder, like .cairn"
         )
     if where.is_dir() and not _is_index(where):
         with os.scandir(where) as entries:
-            if any(True for _ in entries):
+            if any(not entry.name.startswith(".") for entry in entries):
                 raise ConfigError(
                     f"the index folder {directory} holds files that are not a Cairn index; "
                     "choose a new or empty folder"
@@ -104,6 +109,15 @@ def check_index_dir(vault: Path, directory: Path) -> None:
     elif where.exists() and not where.is_dir():
         raise ConfigError(f"the index folder {directory} is a file, not a folder")
     _check_index_entries(where)
+
+
+def _excluded_folder(relative: str, excludes: tuple[str, ...]) -> bool:
+    """Whether the vault's scan leaves out the folder `relative` or one above it."""
+    if not excludes:
+        return False
+    from engine.vault.scan import folder_excluded
+
+    return folder_excluded(relative, excludes)
 
 
 # What the index keeps under each name: a file, or a folder.

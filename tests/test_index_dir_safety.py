@@ -71,7 +71,11 @@ def test_the_cli_says_why_and_exits_with_the_usage_code(tmp_path, capsys):
 def test_hidden_new_empty_and_existing_index_folders_are_used(tmp_path):
     vault = _vault(tmp_path)
     (tmp_path / "empty").mkdir()
-    for index in (vault / ".index", tmp_path / "new", tmp_path / "empty"):
+    (vault / ".cairn").mkdir()
+    (vault / ".cairn" / ".gitignore").write_text("*\n", encoding="utf-8")  # a vault repo's, cloned fresh
+    (tmp_path / "killed").mkdir()
+    (tmp_path / "killed" / "writer.lock").write_text("", encoding="utf-8")  # a first open killed early
+    for index in (vault / ".index", vault / ".cairn", tmp_path / "new", tmp_path / "empty", tmp_path / "killed"):
         with Engine.open(vault, index_dir=index, embedder=None) as engine:
             engine.reindex()
             assert engine.search("research").hits[0].path == "fulltext/BM25 notes.md"
@@ -107,3 +111,13 @@ def test_an_index_name_holding_a_folder_or_a_fifo_is_named_not_read(tmp_path, na
         os.mkfifo(index / name)  # opening it to read would wait for a writer forever
     with pytest.raises(IndexCorrupt, match=f"{name} is not the file Cairn keeps there"):
         Engine.open(vault, index_dir=index, embedder=None)
+
+
+def test_a_visible_folder_the_configuration_excludes_may_hold_the_index(tmp_path):
+    from engine.config import EngineConfig
+
+    vault = _vault(tmp_path)
+    config = EngineConfig(excludes=("_index",))
+    with Engine.open(vault, config, index_dir=vault / "_index", embedder=None) as engine:
+        engine.reindex()
+        assert [hit.path for hit in engine.search("research").hits] == ["fulltext/BM25 notes.md"]

@@ -81,6 +81,13 @@ class _Excluder:
         return False
 
 
+def folder_excluded(rel: str, excludes: tuple[str, ...]) -> bool:
+    """Whether the scan leaves out the vault folder `rel` (or a folder above it) by the user's excludes."""
+    excluded = _Excluder(excludes)
+    parts = rel.split("/")
+    return any(excluded("/".join(parts[:depth]), True) for depth in range(1, len(parts) + 1))
+
+
 def look_up_note(root: Path, rel: str, excludes: tuple[str, ...] = ()) -> VaultFile | SkippedFile | None:
     """One vault path judged as `scan_vault` judges it: the note, why it is skipped, or None
     when it is no note to index (gone, hidden, excluded, not Markdown).
