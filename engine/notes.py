@@ -12,6 +12,7 @@ from __future__ import annotations
 import bisect
 import contextlib
 import datetime
+import difflib
 import errno
 import fcntl
 import hashlib
@@ -195,13 +196,33 @@ def _restored_endings(original: str, new_lines: Sequence[str], default: str) -> 
     return out
 
 
+# A line diff (difflib) is at its best on few lines and cubic at worst: it matches the middle
+# of a small note, and the stretches between a long note's anchors when they are short.
+_DIFF_LINES = 400
+_GAP_DIFF_LINES = 100
+
+
+def _diffed_lines(old: Sequence[str], new: Sequence[str]) -> Iterator[tuple[int, int]]:
+    """Pairs (old index, new index) from a line diff: equal lines, and replaced ones in place."""
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag in ("equal", "replace"):
+            for k in range(min(i2 - i1, j2 - j1)):
+                yield i1 + k, j1 + k
+
+
 def _matched_lines(old: Sequence[str], new: Sequence[str]) -> Iterator[tuple[int, int]]:
     """Pairs (old index, new index) of lines taken to be the same line, in order.
 
-    Patience matching, O(n log n) whatever the text: the lines that occur once on each side
-    are anchors (the longest run of them in the same order); between two anchors, equal
-    lines at either end match, and the rest pair by position (an edited line in place).
+    A line diff for a small middle. Beyond it, patience matching, never worse than
+    O(n log n) plus bounded diffs: the lines that occur once on each side are anchors (the
+    longest run of them in the same order); between two anchors, a short stretch is
+    diffed, and in a long one equal lines at either end match and the rest pair by
+    position (an edited line in place).
     """
+    if len(old) + len(new) <= _DIFF_LINES:
+        yield from _diffed_lines(old, new)
+        return
     old_count = Counter(old)
     new_count = Counter(new)
     new_at = {line: j for j, line in enumerate(new) if new_count[line] == 1}
@@ -209,6 +230,13 @@ def _matched_lines(old: Sequence[str], new: Sequence[str]) -> Iterator[tuple[int
     start_old = start_new = 0
     for anchor_old, anchor_new in [*_in_order(pairs), (len(old), len(new))]:
         gap_old, gap_new = anchor_old - start_old, anchor_new - start_new
+        if 0 < gap_old + gap_new <= _GAP_DIFF_LINES:
+            for i, j in _diffed_lines(old[start_old:anchor_old], new[start_new:anchor_new]):
+                yield start_old + i, start_new + j
+            if anchor_old < len(old):
+                yield anchor_old, anchor_new
+            start_old, start_new = anchor_old + 1, anchor_new + 1
+            continue
         lead = 0
         while lead < min(gap_old, gap_new) and old[start_old + lead] == new[start_new + lead]:
             lead += 1
