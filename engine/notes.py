@@ -100,6 +100,11 @@ def encode_text(text: str, fmt: TextFormat, original: str | None = None) -> byte
         ending_of = [fmt.newline] * (len(lines) - 1)
     else:
         ending_of = _restored_endings(original, lines, fmt.newline)
+        for index in range(len(ending_of) - 1):
+            # A CR, then an empty line that ends in LF, would read back as one CRLF: a line
+            # lost. The empty line takes the CR's ending too (its own line was edited).
+            if ending_of[index] == "\r" and not lines[index + 1] and ending_of[index + 1] == "\n":
+                ending_of[index + 1] = "\r"
     parts: list[str] = []
     for index, line in enumerate(lines):
         parts.append(line)
@@ -134,9 +139,15 @@ def _check_reads_back(payload: bytes, text: str, fmt: TextFormat) -> None:
         EncodingMismatch: they would read back as other characters (cp1252 text that is
             also valid UTF-8, say); saving as UTF-8 keeps them.
     """
+    utf8 = fmt.codec == "utf-8" and not fmt.bom
     try:
         back = decode_note(payload)
     except NoteUnreadable as exc:
+        if not utf8:  # UTF-16 without a mark whose text no longer looks like UTF-16, say
+            raise EncodingMismatch(
+                f"stored as {fmt.label}, this text would read back as a binary file; nothing was written. "
+                "Save the note as UTF-8."
+            ) from exc
         raise NoteNotSaved(
             "the text would be stored as a file that reads as binary (a NUL character, or mostly control "
             "characters, near its start); nothing was written. Remove them and save again."
@@ -144,9 +155,14 @@ def _check_reads_back(payload: bytes, text: str, fmt: TextFormat) -> None:
     if back.text != text:
         at = next((k for k, (a, b) in enumerate(zip(back.text, text, strict=False)) if a != b), min(len(back.text), len(text)))
         line_number = text.count("\n", 0, at) + 1
-        raise EncodingMismatch(
-            f"stored as {fmt.label}, this text would read back as other characters (from line {line_number}: "
-            f"it reads as {back.format.label}); nothing was written. Save the note as UTF-8."
+        if not utf8:
+            raise EncodingMismatch(
+                f"stored as {fmt.label}, this text would read back as other characters (from line "
+                f"{line_number}: it reads as {back.format.label}); nothing was written. Save the note as UTF-8."
+            )
+        raise NoteNotSaved(
+            f"this text would read back differently from line {line_number} (a byte-order mark at its start, "
+            "say); nothing was written. Remove the character there and save again."
         )
 
 

@@ -599,6 +599,24 @@ def test_a_symlinked_note_renamed_onto_its_own_note_is_refused_and_moves_keep_it
     assert _bytes(small, "B/Note.md") == b"# Note\nprecious\n"
 
 
+def test_an_emptied_line_after_a_cr_ending_stays_a_line() -> None:
+    data = notes.encode_text("x\n\n", notes.TextFormat(newline="\n"), "x\ry\n")
+    assert data == b"x\r\r" and notes.decode_note(data).text == "x\n\n"
+
+
+def test_a_bomless_utf16_note_that_would_no_longer_read_as_utf16_asks_for_utf8(tmp_path: Path) -> None:
+    vault = _vault(tmp_path, {"Wide.md": "# Wide\n\nplain words\n".encode("utf-16-le")})
+    with Engine.open(vault, index_dir=tmp_path / "index", embedder=None) as engine:
+        engine.reindex()
+        note = engine.read_note("Wide.md")
+        assert note.format.codec == "utf-16-le" and not note.format.bom
+        text = "一二三四五六七八九十" * 20 + "\n"
+        with pytest.raises(EncodingMismatch, match="Save the note as UTF-8"):
+            engine.save_note("Wide.md", text, expected_sha=note.sha)
+        engine.save_note("Wide.md", text, expected_sha=note.sha, as_utf8=True)
+        assert engine.read_note("Wide.md").text == text
+
+
 def test_a_symlink_loop_is_an_unsafe_path_not_a_crash(small: Engine) -> None:
     (small.vault / "loop.md").symlink_to(small.vault / "loop.md")
     with pytest.raises(UnsafePath):
