@@ -360,8 +360,13 @@ def _surface_key(surface: str) -> tuple[str, str | None]:
 
 
 def _entry_key(surface: str) -> tuple[str, str | None]:
-    """A dictionary entry's lookup key, and the surface itself when it is one word."""
+    """A dictionary entry's lookup key, and the surface itself when it is one word.
+
+    A name is keyed in one Unicode form (NFC): a heading written on macOS spells "é" as "e"
+    and a combining accent, and a query types it as one character."""
     surface = surface.strip()
+    if not surface.isascii():
+        surface = unicodedata.normalize("NFC", surface)
     if "  " not in surface and surface.replace(" ", "").isalnum() and not has_cjk(surface):
         # Fast path for the common "Word Word" surface (str.isalnum is \w minus "_",
         # so tokenising would split it at the spaces only): the key is the folded casefold.

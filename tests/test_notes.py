@@ -617,6 +617,22 @@ def test_a_bomless_utf16_note_that_would_no_longer_read_as_utf16_asks_for_utf8(t
         assert engine.read_note("Wide.md").text == text
 
 
+def test_a_name_written_in_nfd_is_recognised_in_a_query_typed_in_nfc(tmp_path: Path) -> None:
+    name = unicodedata.normalize("NFD", "José Álvarez")
+    vault = _vault(
+        tmp_path,
+        {
+            "People/Jose.md": f"# {name}\n\nChef.\n".encode(),
+            "Menu.md": f"Dishes by [[Jose|{name}]].\n".encode(),
+        },
+    )
+    with Engine.open(vault, index_dir=tmp_path / "index", embedder=None) as engine:
+        engine.reindex()
+        results = engine.search(unicodedata.normalize("NFC", "José Álvarez"), channels=("graph",), as_you_type=False)
+        assert results.recognized_entities
+        assert {hit.path for hit in results.hits} >= {"People/Jose.md", "Menu.md"}
+
+
 def test_a_symlink_loop_is_an_unsafe_path_not_a_crash(small: Engine) -> None:
     (small.vault / "loop.md").symlink_to(small.vault / "loop.md")
     with pytest.raises(UnsafePath):
