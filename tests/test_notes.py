@@ -532,6 +532,7 @@ def test_a_name_in_another_unicode_form_is_the_same_note(tmp_path: Path) -> None
     with Engine.open(vault, index_dir=tmp_path / "index", embedder=None) as engine:
         engine.reindex()
         assert engine.find_note(nfc) == f"{nfd}.md"
+        assert [hit.path for hit in engine.search(f"file:{nfc}").hits] == [f"{nfd}.md"]
         assert [link.path for link in engine.outgoing_links("Linker.md")] == [f"{nfd}.md"]
         with pytest.raises(NoteExists, match="another Unicode form"):
             engine.create_note("", nfc)

@@ -12,6 +12,7 @@ import datetime as dt
 import itertools
 import json
 import re
+import unicodedata
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 
@@ -83,7 +84,7 @@ class FactsTable:
             if query_filter.kind == "tag":
                 kept = self._tagged(query_filter.value.casefold(), query_filter.negated)
             elif query_filter.kind == "path":
-                kept = self._under(query_filter.value.casefold(), query_filter.negated)
+                kept = self._under(_fold(query_filter.value), query_filter.negated)
             else:
                 test = _test(query_filter)
                 kept = frozenset(path for path, note in self.notes.items() if test(note) != query_filter.negated)
@@ -121,16 +122,24 @@ class FactsTable:
         return sorted(paths, key=lambda p: (self.notes[p].date, self.notes[p].mtime, p), reverse=True)
 
 
+def _fold(text: str) -> str:
+    """Text as the path filters compare it: casefolded, in one Unicode form (NFC), so that
+    `file:café` finds a note a Mac named in NFD."""
+    return (text if text.isascii() else unicodedata.normalize("NFC", text)).casefold()
+
+
 def _test(query_filter: QueryFilter) -> Callable[[NoteFacts], bool]:
     kind = query_filter.kind
     value = query_filter.value.casefold()
+    if kind in ("path", "file"):
+        value = _fold(query_filter.value)
     if kind == "tag":
         # `tag:work` also keeps #work/project, as Obsidian's tag search does.
         return lambda note: any(_tag_within(tag, value) for tag in note.tags)
     if kind == "path":
         return lambda note: _path_starts(note.path, value)
     if kind == "file":
-        return lambda note: value in note.path.rpartition("/")[2].casefold()
+        return lambda note: value in _fold(note.path.rpartition("/")[2])
     if kind == "prop":
         wanted = query_filter.prop_value.casefold() if query_filter.prop_value is not None else None
         if wanted is None:
@@ -156,7 +165,7 @@ def _path_starts(path: str, prefix: str) -> bool:
 
 def _folded_path(path: str) -> str:
     """A path as `_path_starts` reads it: casefolded, after a leading slash."""
-    return f"/{path.casefold()}"
+    return f"/{_fold(path)}"
 
 
 def _date(text: str) -> dt.date | None:
