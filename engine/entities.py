@@ -11,6 +11,7 @@ from itertools import pairwise
 
 from engine.lexicon import Lexicon
 from engine.lexicon.en import ENGLISH
+from engine.names import one_form
 from engine.tokens import CJK_CLASS, has_cjk
 from engine.vault.links import shown_links
 
@@ -190,8 +191,7 @@ def displayed_text(body: str) -> str:
 def normalize(name: str) -> str:
     """Entity key for a name: one Unicode form (NFC), casefolded, accents folded, whitespace
     collapsed, punctuation stripped at the ends."""
-    if not name.isascii():
-        name = unicodedata.normalize("NFC", name)
+    name = one_form(name)
     return " ".join(name.casefold().translate(_FOLDS).split()).strip(_END_PUNCT).strip()
 
 
@@ -365,8 +365,7 @@ def _entry_key(surface: str) -> tuple[str, str | None]:
     A name is keyed in one Unicode form (NFC): a heading written on macOS spells "é" as "e"
     and a combining accent, and a query types it as one character."""
     surface = surface.strip()
-    if not surface.isascii():
-        surface = unicodedata.normalize("NFC", surface)
+    surface = one_form(surface)
     if "  " not in surface and surface.replace(" ", "").isalnum() and not has_cjk(surface):
         # Fast path for the common "Word Word" surface (str.isalnum is \w minus "_",
         # so tokenising would split it at the spaces only): the key is the folded casefold.

@@ -23,14 +23,13 @@ import secrets
 import stat
 import threading
 import time
-import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from engine.errors import EncodingMismatch, NoteExists, NoteNotEditable, NoteNotSaved, UnsafePath
-from engine.names import printable_path
+from engine.names import one_form, printable_path
 from engine.records import NoteText, TextFormat
 from engine.vault import SAVE_TEMP, NoteUnreadable, decode_note, link_spans, read_note_bytes
 
@@ -548,11 +547,11 @@ def twin_name(target: Path) -> str | None:
     name = target.name
     if name.isascii():
         return None
-    key = unicodedata.normalize("NFC", name)
+    key = one_form(name)
     try:
         with os.scandir(target.parent) as entries:
             for entry in entries:
-                if entry.name != name and not entry.name.isascii() and unicodedata.normalize("NFC", entry.name) == key:
+                if entry.name != name and not entry.name.isascii() and one_form(entry.name) == key:
                     return entry.name
     except OSError:
         return None

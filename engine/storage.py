@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from engine.errors import IndexLocked, IndexWriteFailed
+from engine.errors import ConfigError, IndexCorrupt, IndexLocked, IndexWriteFailed
 
 if TYPE_CHECKING:
     import numpy as np
@@ -84,8 +84,6 @@ def check_index_dir(vault: Path, directory: Path, excludes: tuple[str, ...] = ()
         ConfigError: the folder is not safe for an index; the message says why.
         IndexCorrupt: one of the index's own names holds the wrong kind of thing.
     """
-    from engine.errors import ConfigError
-
     where = directory.expanduser().resolve()
     root = vault.resolve()
     if where == root or where in root.parents:
@@ -138,8 +136,6 @@ _INDEX_FOLDERS = ("fulltext", "tmp")
 def _check_index_entries(folder: Path) -> None:
     """Refuse an index whose own names hold the wrong kind of thing (a folder named
     manifest.json, a FIFO named writer.lock): reading them would fail, or wait forever."""
-    from engine.errors import IndexCorrupt
-
     for names, wanted, kind in ((_INDEX_FILES, stat.S_ISREG, "file"), (_INDEX_FOLDERS, stat.S_ISDIR, "folder")):
         for name in names:
             try:

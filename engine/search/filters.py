@@ -12,12 +12,12 @@ import datetime as dt
 import itertools
 import json
 import re
-import unicodedata
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 
 from engine.catalog import Catalog
 from engine.entities import displayed_text, fold_case
+from engine.names import one_form
 from engine.query.parse import QueryFilter
 from engine.vault.links import MD_LINK
 
@@ -125,7 +125,7 @@ class FactsTable:
 def _fold(text: str) -> str:
     """Text as the path filters compare it: casefolded, in one Unicode form (NFC), so that
     `file:café` finds a note a Mac named in NFD."""
-    return (text if text.isascii() else unicodedata.normalize("NFC", text)).casefold()
+    return one_form(text).casefold()
 
 
 def _test(query_filter: QueryFilter) -> Callable[[NoteFacts], bool]:
