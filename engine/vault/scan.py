@@ -81,11 +81,16 @@ class _Excluder:
         return False
 
 
+def _left_out(excluded: _Excluder, rel: str, *, folder: bool) -> bool:
+    """Whether the excludes leave out `rel` (a folder or a file) or a folder above it."""
+    parts = rel.split("/")
+    above = any(excluded("/".join(parts[:depth]), True) for depth in range(1, len(parts)))
+    return above or excluded(rel, folder)
+
+
 def folder_excluded(rel: str, excludes: tuple[str, ...]) -> bool:
     """Whether the scan leaves out the vault folder `rel` (or a folder above it) by the user's excludes."""
-    excluded = _Excluder(excludes)
-    parts = rel.split("/")
-    return any(excluded("/".join(parts[:depth]), True) for depth in range(1, len(parts) + 1))
+    return _left_out(_Excluder(excludes), rel, folder=True)
 
 
 def look_up_note(root: Path, rel: str, excludes: tuple[str, ...] = ()) -> VaultFile | SkippedFile | None:
@@ -100,12 +105,7 @@ def look_up_note(root: Path, rel: str, excludes: tuple[str, ...] = ()) -> VaultF
         return SkippedFile(printable_path(rel), problem)
     parts = rel.split("/")
     excluded = _Excluder(excludes)
-    if (
-        not _is_note_name(rel)
-        or any(part.startswith(".") or not part for part in parts)
-        or any(excluded("/".join(parts[:depth]), True) for depth in range(1, len(parts)))
-        or excluded(rel, False)
-    ):
+    if not _is_note_name(rel) or any(part.startswith(".") or not part for part in parts) or _left_out(excluded, rel, folder=False):
         return None
     root_real = os.path.realpath(root)
     abs_path = os.path.join(root, *parts)
@@ -122,10 +122,7 @@ def look_up_note(root: Path, rel: str, excludes: tuple[str, ...] = ()) -> VaultF
     if not _within(real, root_real):
         return SkippedFile(printable_path(rel), "symlink points outside the vault")
     real_rel = os.path.relpath(real, root_real).replace(os.sep, "/")
-    real_parts = real_rel.split("/")
-    if any(part.startswith(".") for part in real_parts) or any(
-        excluded("/".join(real_parts[:depth]), True) for depth in range(1, len(real_parts))
-    ) or excluded(real_rel, False):
+    if any(part.startswith(".") for part in real_rel.split("/")) or _left_out(excluded, real_rel, folder=False):
         return SkippedFile(printable_path(rel), "symlink into a hidden or excluded folder")
     if not stat.S_ISREG(st.st_mode):
         return SkippedFile(printable_path(rel), "not a regular file")
