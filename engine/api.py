@@ -68,6 +68,7 @@ from engine.records import (
     WhyReport,
 )
 from engine.search import Searcher, channel_depth
+from engine.search.ranking import STAGE_NAMES
 from engine.search.why import explain_rank
 from engine.storage import (
     WriterLock,
@@ -185,6 +186,7 @@ class Engine:
             chunk_entities=self._graph.chunk_entities,
             fuzzy=self._fulltext.fuzzy_search,
             relation=self._graph.relation,
+            embedded_chunks=lambda: self._vectors.chunk_count(),
         )
         self._indexer = Indexer(
             vault,
@@ -577,6 +579,7 @@ class Engine:
         graph_weight: float | None = None,
         max_hops: int | None = None,
         graph_seeding: GraphSeeding | None = None,
+        stages_off: Collection[str] = (),
     ) -> SearchResults:
         """Hybrid search with per-channel evidence.
 
@@ -591,6 +594,8 @@ class Engine:
                 the entities the query names).
             graph_seeding: where the graph walk starts for this search: "query" (the entities
                 the query names), "chunks" (those the text channels' top chunks name) or "both".
+            stages_off: ranking stages to switch off for this search (`engine eval --ablate`;
+                `STAGE_NAMES` lists them).
 
         Returns:
             Fused hits with evidence, per-channel status and timings, entities. A hybrid
@@ -615,6 +620,9 @@ class Engine:
             raise ConfigError(f"graph weight {graph_weight!r} is not a number from 0 to {MAX_GRAPH_WEIGHT:g}")
         if max_hops is not None and max_hops < 0:
             raise ConfigError(f"max hops {max_hops!r} is not a number of at least 0")
+        unknown = sorted(set(stages_off) - set(STAGE_NAMES))
+        if unknown:
+            raise ConfigError(f"no ranking stage named {', '.join(map(repr, unknown))} (known: {', '.join(STAGE_NAMES)})")
         if as_you_type:
             self._indexer.note_typing()  # the embedding backlog leaves the cores to the keystrokes
         results = self._searcher.search(
@@ -625,6 +633,7 @@ class Engine:
             graph_weight=graph_weight,
             max_hops=max_hops,
             seeding=graph_seeding,
+            stages_off=stages_off,
         )
         if ("vectors" in results.channels and self._embedder is None) or stale:
             channels_status = dict(results.channels)

@@ -11,7 +11,7 @@ import pytest
 from engine.api import Engine
 from engine.channels.graph import store
 from engine.channels.graph.relations import SentenceRelations, property_relation
-from engine.config import EngineConfig, GraphConfig
+from engine.config import EngineConfig, GraphConfig, StructureConfig
 from engine.lexicon.en import ENGLISH
 from engine.records import Relation
 from engine.tools.cli import main
@@ -235,7 +235,7 @@ def _startup(root: Path) -> Path:
 )
 def test_the_asked_relation_ranks_before_another_one(tmp_path: Path, query: str, first: str) -> None:
     vault = _startup(tmp_path / "vault")
-    assert EngineConfig().fusion.other_relation_factor < 1, "the default sets other relations aside"
+    assert EngineConfig().fusion.structure.other_relation_factor < 1, "the default sets other relations aside"
     with Engine.open(vault, index_dir=tmp_path / "index", embedder=None) as engine:
         engine.reindex()
         hits = [hit.path for hit in engine.search(query, limit=5, as_you_type=False).hits]
@@ -244,7 +244,7 @@ def test_the_asked_relation_ranks_before_another_one(tmp_path: Path, query: str,
 
 def test_without_the_relation_factor_the_founder_who_writes_more_ranks_first(tmp_path: Path) -> None:
     vault = _startup(tmp_path / "vault")
-    config = EngineConfig(fusion=replace(EngineConfig().fusion, other_relation_factor=1.0))
+    config = EngineConfig(fusion=replace(EngineConfig().fusion, structure=StructureConfig(other_relation_factor=1.0)))
     with Engine.open(vault, config, index_dir=tmp_path / "index", embedder=None) as engine:
         engine.reindex()
         hits = [hit.path for hit in engine.search("Who invested in Kestrel?", limit=5, as_you_type=False).hits]
