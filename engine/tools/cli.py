@@ -187,6 +187,16 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--per-query", type=Path, help="write one JSON line per query to this file")
     evaluate.add_argument("--limit", type=int, default=100, help="hits per search (default 100)")
     evaluate.add_argument("--qid-prefix", action="append", help="only queries whose id starts so (repeatable)")
+    evaluate.add_argument(
+        "--half",
+        choices=("tune", "check"),
+        help="only the queries of one half (split by a hash of the query id; tests/data/splits/)",
+    )
+    evaluate.add_argument(
+        "--ablate",
+        action="store_true",
+        help="run again with each ranking stage off, and report them beside plain RRF, per half and family",
+    )
     evaluate.add_argument("--min-ndcg", type=float, help="exit 6 when hybrid nDCG@10 is below this")
     evaluate.add_argument("--min-recall5", type=float, help="exit 6 when hybrid R@5 is below this")
     evaluate.add_argument("--min-mrr", type=float, help="exit 6 when hybrid MRR is below this")
