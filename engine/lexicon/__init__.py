@@ -143,6 +143,9 @@ class Lexicon:
     adverb_endings: tuple[tuple[str, str], ...] = ()
     # Words with such an ending that are adjectives, made from nouns ("weekly", "friendly").
     not_adverbs: frozenset[str] = frozenset()
+    # Words that label a part of a document, written in capitals at its start ("BACKGROUND",
+    # "METHODS", "NOTE"): no part of the name after them.
+    section_labels: frozenset[str] = frozenset()
     # The pronouns a note's sentences refer to its subject by ("he", "she", "it", "they"),
     # subject and object forms: a relation said of one is said of the note.
     pronouns: frozenset[str] = frozenset()
@@ -214,6 +217,8 @@ class Lexicon:
         """Whether a capitalised word at a sentence's start is the sentence's verb, adverb or
         function word rather than a name's first word."""
         key = word.casefold()
+        if word.isupper() and len(word) > 1:
+            return key in self.section_labels
         return key in self.opening_forms or key in self.stop_words or self.is_adverb(key)
 
     def __post_init__(self) -> None:

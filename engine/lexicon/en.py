@@ -73,7 +73,7 @@ _VERBS = (
     "like", "link", "list", "make", "manage", "measure", "mediate", "meet", "mention",
     "migrate", "modulate", "move", "need", "negotiate", "observe", "obtain", "offer", "open",
     "organise", "organize", "pay", "perform", "pitch", "plan", "post", "prepare", "present",
-    "prevent", "produce", "promote", "propose", "provide", "publish", "raise", "reach",
+    "prevent", "produce", "promote", "propose", "provide", "publish", "push", "raise", "reach",
     "receive", "recommend", "record", "reduce", "refactor", "regulate", "reject", "release",
     "remain", "remove", "rename", "replace", "report", "represent", "require", "resign",
     "resolve", "respond", "restore", "result", "retire", "return", "reveal", "review", "rewrite",
@@ -195,6 +195,13 @@ ENGLISH = Lexicon(
         "costly", "daily", "deadly", "early", "elderly", "friendly", "ghostly", "hourly", "lively",
         "lonely", "lovely", "monthly", "orderly", "quarterly", "scholarly", "timely", "weekly",
         "worldly", "yearly", "assembly", "family", "italy", "holy",
+    }),
+    section_labels=frozenset({
+        "abstract", "aim", "aims", "background", "conclusion", "conclusions", "context", "design",
+        "discussion", "findings", "importance", "interpretation", "introduction", "measurements",
+        "methods", "objective", "objectives", "outcomes", "participants", "purpose", "rationale",
+        "results", "setting", "settings", "summary", "note", "update", "todo", "warning", "tip",
+        "important", "already", "edit", "fyi", "done",
     }),
     pronouns=frozenset({"he", "she", "it", "they", "we", "i", "him", "her", "them", "us", "me", "its", "his", "their", "our", "my"}),
     self_references=frozenset({
