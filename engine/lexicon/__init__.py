@@ -149,8 +149,17 @@ class Lexicon:
     # The pronouns a note's sentences refer to its subject by ("he", "she", "it", "they"),
     # subject and object forms: a relation said of one is said of the note.
     pronouns: frozenset[str] = frozenset()
-    # Noun phrases a note's sentences refer to its subject by ("the company", "this meeting").
-    self_references: frozenset[str] = frozenset()
+    # Nouns a note's sentences refer to its subject by, after a determiner ("the company",
+    # "this meeting", "the seed round").
+    self_nouns: frozenset[str] = frozenset()
+    # Prepositions: between a role and a link, one says the role is another's ("founders of [[Acme]]").
+    prepositions: frozenset[str] = frozenset()
+    # Words that open a noun phrase ("the", "this", "their"): after a relation phrase, what
+    # follows them is its object.
+    determiners: frozenset[str] = frozenset()
+    # Words a clause may open with before its subject, or end with after its object, that
+    # are neither ("Also", "In 2021 she …", "… attended today").
+    subject_openers: frozenset[str] = frozenset()
     resemblance_pattern: re.Pattern[str] = field(init=False, repr=False, compare=False)
     # Every relation phrase, longest first, as one pattern (no groups: an alternation of
     # named groups is four times slower to scan); each phrase without "*" (lowercased, one

@@ -204,9 +204,18 @@ ENGLISH = Lexicon(
         "important", "already", "edit", "fyi", "done",
     }),
     pronouns=frozenset({"he", "she", "it", "they", "we", "i", "him", "her", "them", "us", "me", "its", "his", "their", "our", "my"}),
-    self_references=frozenset({
-        "the company", "this company", "the firm", "the startup", "the team", "the fund", "the firm's",
-        "the meeting", "this meeting", "the event", "this event", "the project", "this project",
+    determiners=frozenset({"the", "a", "an", "this", "that", "these", "those", "his", "her", "its", "their", "our", "my", "your"}),
+    subject_openers=frozenset({
+        "also", "then", "later", "earlier", "now", "today", "yesterday", "since", "in", "on", "at", "after",
+        "before", "during", "first", "next", "finally", "meanwhile", "too", "again",
+    }),
+    self_nouns=frozenset({
+        "company", "firm", "startup", "team", "fund", "round", "meeting", "event", "call", "session",
+        "workshop", "project", "offsite", "kickoff",
+    }),
+    prepositions=frozenset({
+        "of", "in", "at", "for", "from", "to", "with", "by", "on", "about", "into", "under", "over", "behind",
+        "after", "before", "during", "between", "among",
     }),
     passive_marks=frozenset({"by"}),
     clause_marks=frozenset({"which", "who", "whom", "whose", "that", "where", "when", "he", "she", "they", "we", "i"}),

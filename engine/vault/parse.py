@@ -37,8 +37,8 @@ _FM_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.MULTILINE)
 # with initials and names joined by a connector in a long run: 3; a title read from its
 # heading as it renders, "&amp;" as "&": 4; names and links matched in one Unicode form, so
 # a link typed in NFC reaches a note named in NFD: 5; no name opened by a sentence's verb,
-# adverb or function word, an identifier inside a name a name of its own too: 6): a full
-# scan then parses every note again.
+# adverb or function word, an identifier inside a name a name of its own too, a quoted bold
+# key `> **Owner:** [[X]]` a link's property: 6): a full scan then parses every note again.
 PARSE_VERSION = 6
 
 _INLINE_TAG = re.compile(r"(?<!\S)#([\w/\-]+)")
@@ -447,8 +447,8 @@ def _link_span(m: re.Match[str], link: Link, offset: int) -> LinkSpan:
 
 
 def _with_fields(masked: str, index: LineIndex, found: list[tuple[re.Match[str], Link]]) -> list[Link]:
-    """The body's links, each with the inline field (`works_at:: [[Acme]]`) it is the value of."""
-    if "::" not in masked:
+    """The body's links, each with the inline field (`works_at:: [[Acme]]`, `> **Owner:** [[Priya]]`) it is the value of."""
+    if "::" not in masked and ">" not in masked:
         return [link for _, link in found]
     starts = index.starts
     fields_of: dict[int, Callable[[int], str | None]] = {}  # by 0-based line: each line is read once
