@@ -21,8 +21,7 @@ from engine.vault.fields import inline_fields
 
 def _at(sentence: str, name: str, note: str = "Meeting notes") -> tuple[str, bool] | None:
     """The relation the sentence, written in the note titled `note`, names between that note and the link to `name`."""
-    names = {word.casefold() for word in note.split()}
-    return SentenceRelations(sentence, ENGLISH, names).at(sentence.index(name))
+    return SentenceRelations(sentence, ENGLISH, [note]).at(sentence.index(name))
 
 
 @pytest.mark.parametrize(

@@ -146,9 +146,12 @@ class Lexicon:
     # Words that label a part of a document, written in capitals at its start ("BACKGROUND",
     # "METHODS", "NOTE"): no part of the name after them.
     section_labels: frozenset[str] = frozenset()
-    # The pronouns a note's sentences refer to its subject by ("he", "she", "it", "they"),
-    # subject and object forms: a relation said of one is said of the note.
-    pronouns: frozenset[str] = frozenset()
+    # The pronouns a note's sentences refer to its subject by, as a clause's subject ("she
+    # founded"), as its object ("backed him") and as an owner ("its investors include"): a
+    # relation said of one is said of the note.
+    subject_pronouns: frozenset[str] = frozenset()
+    object_pronouns: frozenset[str] = frozenset()
+    possessives: frozenset[str] = frozenset()
     # Nouns a note's sentences refer to its subject by, after a determiner ("the company",
     # "this meeting", "the seed round").
     self_nouns: frozenset[str] = frozenset()
@@ -157,6 +160,9 @@ class Lexicon:
     # Words that open a noun phrase ("the", "this", "their"): after a relation phrase, what
     # follows them is its object.
     determiners: frozenset[str] = frozenset()
+    # The articles among them: an article alone before a phrase opens a fragment that
+    # defines the note ("The part of [[Beacon]] where …"); "This includes …" does not.
+    articles: frozenset[str] = frozenset()
     # Words a clause may open with before its subject, or end with after its object, that
     # are neither ("Also", "In 2021 she …", "… attended today").
     subject_openers: frozenset[str] = frozenset()

@@ -203,7 +203,12 @@ ENGLISH = Lexicon(
         "results", "setting", "settings", "summary", "note", "update", "todo", "warning", "tip",
         "important", "already", "edit", "fyi", "done",
     }),
-    pronouns=frozenset({"he", "she", "it", "they", "we", "i", "him", "her", "them", "us", "me", "its", "his", "their", "our", "my"}),
+    # Not "it" as a subject: in a note about a thing, "It also includes …" is as often said
+    # of the last thing named as of the note.
+    subject_pronouns=frozenset({"he", "she", "they", "we", "i"}),
+    object_pronouns=frozenset({"him", "her", "it", "them", "us", "me"}),
+    possessives=frozenset({"its", "his", "her", "their", "our", "my"}),
+    articles=frozenset({"the", "a", "an"}),
     determiners=frozenset({"the", "a", "an", "this", "that", "these", "those", "his", "her", "its", "their", "our", "my", "your"}),
     subject_openers=frozenset({
         "also", "then", "later", "earlier", "now", "today", "yesterday", "since", "in", "on", "at", "after",
@@ -242,7 +247,7 @@ ENGLISH = Lexicon(
         ),
         RelationWords(
             "founded",
-            active=("founded", "co-founded", "cofounded", "founder of", "co-founder of", "cofounder of"),
+            active=("founded", "co-founded", "cofounded", "founder of", "co-founder of", "cofounder of", "incorporated"),
             passive=("founded by", "co-founded by", "cofounded by"),
             subject_roles=("founders", "co-founders", "cofounders"),
             subject_properties=("founder", "co-founder", "cofounder"),
@@ -277,6 +282,8 @@ ENGLISH = Lexicon(
             active=(
                 "advises", "advised", "advising", "advisor to", "adviser to", "advisor at",
                 "advisor for", "advisory role at", "as an advisor", "as an adviser", "as advisor",
+                # "[[Tina]] joined as regulatory advisor": what she joined as, not a job.
+                "joined as * advisor", "joined as * adviser",
             ),
             passive=("advised by",),
             subject_roles=("advisors", "advisers"),

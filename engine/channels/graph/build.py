@@ -73,12 +73,12 @@ class Sentences:
     """
 
     def __init__(self, body: str, offset: int, lexicon: Lexicon, names: Collection[str] = ()) -> None:
-        """`names` are the words of the note's own title and aliases (casefolded): a sentence
-        whose subject or object they are is about the note (see relations.py)."""
+        """`names` are the note's own title and aliases: a sentence whose subject or object
+        they are is about the note (see relations.py)."""
         self._body = body
         self._offset = offset
         self._lexicon = lexicon
-        self._names = frozenset(names)
+        self._names = tuple(names)
         self._line_starts: list[int] | None = None
         self._split: dict[int, tuple[str, list[int], list[str]]] = {}
         self._found: dict[tuple[int, str], int] = {}
@@ -364,7 +364,7 @@ def note_part(
     def sentences() -> Sentences | None:
         if not loaded:
             body = load_body()
-            loaded.append(None if body is None else Sentences(body[0], body[1], lexicon, note_words(info)))
+            loaded.append(None if body is None else Sentences(body[0], body[1], lexicon, (info.title, *info.aliases)))
         return loaded[0]
 
     def connect(a: str, b: str, rel: int) -> None:
@@ -453,11 +453,6 @@ def note_part(
         typed=dict(typed),
         chunk_entities={ordinal: tuple(dict.fromkeys(members)) for ordinal, members in chunk_entities.items()},
     )
-
-
-def note_words(info: NoteInfo) -> frozenset[str]:
-    """The words (casefolded) of a note's title and aliases: how its sentences name it."""
-    return frozenset(word.casefold() for name in (info.title, *info.aliases) for word in QUERY_WORD.findall(name))
 
 
 def _label(key: str, surfaces: Collection[str]) -> str:
