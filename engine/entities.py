@@ -62,6 +62,7 @@ _FILE = re.compile(
 _CAMEL_IDENTIFIER = re.compile(
     r"(?<![\w.])(?=[A-Za-z0-9]*(?:[a-z0-9][A-Z]|[A-Z]{2}[a-z]))[A-Za-z][A-Za-z0-9]*(?![\w])"
 )
+_ACRONYM_PLURAL = re.compile(r"[A-Z]{2,}s")
 # Letter-initial words with inner apostrophes/hyphens ("O'Brien", "Jean-Luc").
 _WORD = re.compile(r"[^\W\d_][\w]*(?:['’\-][\w]+)*")
 
@@ -223,6 +224,8 @@ def extract_names(text: str, lexicon: Lexicon = ENGLISH) -> list[str]:
     for start, end in _capitalized_phrases(text, lexicon):
         claim(start, end, text[start:end], _PHRASE)
     for m in _CAMEL_IDENTIFIER.finditer(text):
+        if _ACRONYM_PLURAL.fullmatch(m.group()):
+            continue  # "VCs", "OKRs": the plural of a common noun's initials, not an identifier
         if taken.find(1, m.start(), m.end()) < 0 and taken.find(0, m.start(), m.end()) < 0:
             # An identifier inside a longer name is a name of its own too: "CloudKnox
             # Security" also names CloudKnox, as the company is written elsewhere.
@@ -320,10 +323,23 @@ def _take_run(run: list[tuple[int, int, str]], spans: list[tuple[int, int]], lex
     piece: list[tuple[int, int, str]] = []
     for item in [*run, None]:
         if item is None or (item[2].casefold() in lexicon.stop_words and item[2] not in lexicon.name_connectors):
-            _take_piece(piece, spans, lexicon.name_connectors)
+            _take_piece(_without_title(piece, lexicon), spans, lexicon.name_connectors)
             piece = []
         else:
             piece.append(item)
+
+
+def _without_title(piece: list[tuple[int, int, str]], lexicon: Lexicon) -> list[tuple[int, int, str]]:
+    """A piece less the job title that opens it ("Partner Hannah Kreiswirth" → Hannah
+    Kreiswirth), or nothing when it is a job title ("Head of Operations", "Senior Data
+    Engineer"): a title says what someone does, it names no one."""
+    at = 0
+    while at < len(piece) and piece[at][2].casefold() in lexicon.job_titles:
+        at += 1
+    rest = piece[at:]
+    if rest and rest[-1][2].casefold() in lexicon.person_nouns:
+        return []
+    return rest
 
 
 def _take_piece(piece: list[tuple[int, int, str]], spans: list[tuple[int, int]], connectors: frozenset[str]) -> None:

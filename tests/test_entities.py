@@ -360,7 +360,7 @@ def test_a_lone_cjk_character_is_no_entity() -> None:
     [
         # A log line's verb, after a date stamp and a table bar, a bullet or nothing.
         ("- **2021-09-22** | Led Series B for an AI-native workflow startup.", ["Series B"]),
-        ("2023-06-30 Hired Maria Chen as Head of Protein Science.", ["Maria Chen", "Head of Protein Science"]),
+        ("2023-06-30 Hired Maria Chen as Head of Protein Science.", ["Maria Chen"]),
         ("Called Priya Kumar about the budget.", ["Priya Kumar"]),
         ("Announces Acme Robotics as a partner. Completed purchase of Orbit Labs.", ["Acme Robotics", "Orbit Labs"]),
         # An instruction's verb, in a numbered step or a heading.
@@ -411,3 +411,18 @@ def test_a_query_naming_part_of_a_longer_name_reaches_its_note(tmp_path: Path) -
         engine.reindex()
         results = engine.search("CloudKnox", limit=5, channels=("graph",))
     assert [hit.path for hit in results.hits][:1] == ["Deals.md"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # A job title says what someone does; it names no one, and is no part of the name after it.
+        ("Partner Hannah Kreiswirth joined the call.", ["Hannah Kreiswirth"]),
+        ("She is Head of Operations at Acme Robotics.", ["Acme Robotics"]),
+        ("We hired a Senior Data Engineer and a Principal Designer.", []),
+        # The plural of a common noun's initials is no identifier.
+        ("Several VCs asked about the Q3 OKRs.", ["Q3 OKRs"]),
+    ],
+)
+def test_a_job_title_or_a_plural_of_initials_is_no_name(text: str, expected: list[str]) -> None:
+    assert extract_names(text) == expected

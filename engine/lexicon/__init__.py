@@ -143,6 +143,9 @@ class Lexicon:
     adverb_endings: tuple[tuple[str, str], ...] = ()
     # Words with such an ending that are adjectives, made from nouns ("weekly", "friendly").
     not_adverbs: frozenset[str] = frozenset()
+    # Words that open a job title ("Head of Operations", "Partner Hannah Kreiswirth", "VP of
+    # Engineering"): no part of a name; a title ending in a person noun names no one.
+    job_titles: frozenset[str] = frozenset()
     # Words that label a part of a document, written in capitals at its start ("BACKGROUND",
     # "METHODS", "NOTE"): no part of the name after them.
     section_labels: frozenset[str] = frozenset()

@@ -196,6 +196,10 @@ ENGLISH = Lexicon(
         "lonely", "lovely", "monthly", "orderly", "quarterly", "scholarly", "timely", "weekly",
         "worldly", "yearly", "assembly", "family", "italy", "holy",
     }),
+    job_titles=frozenset({
+        "head", "vp", "svp", "evp", "avp", "chief", "senior", "junior", "principal", "partner", "managing",
+        "lead", "staff", "ceo", "cto", "cfo", "coo", "cpo", "cmo", "founder", "co-founder", "cofounder",
+    }),
     section_labels=frozenset({
         "abstract", "aim", "aims", "background", "conclusion", "conclusions", "context", "design",
         "discussion", "findings", "importance", "interpretation", "introduction", "measurements",

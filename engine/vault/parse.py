@@ -37,8 +37,9 @@ _FM_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.MULTILINE)
 # with initials and names joined by a connector in a long run: 3; a title read from its
 # heading as it renders, "&amp;" as "&": 4; names and links matched in one Unicode form, so
 # a link typed in NFC reaches a note named in NFD: 5; no name opened by a sentence's verb,
-# adverb or function word, an identifier inside a name a name of its own too, a quoted bold
-# key `> **Owner:** [[X]]` a link's property: 6): a full scan then parses every note again.
+# adverb or function word, nor a job title nor the plural of initials, an identifier inside
+# a name a name of its own too, a quoted bold key `> **Owner:** [[X]]` a link's property: 6):
+# a full scan then parses every note again.
 PARSE_VERSION = 6
 
 _INLINE_TAG = re.compile(r"(?<!\S)#([\w/\-]+)")
