@@ -360,7 +360,7 @@ def test_a_lone_cjk_character_is_no_entity() -> None:
     [
         # A log line's verb, after a date stamp and a table bar, a bullet or nothing.
         ("- **2021-09-22** | Led Series B for an AI-native workflow startup.", ["Series B"]),
-        ("2023-06-30 Hired Maria Chen as Head of Protein Science.", ["Maria Chen"]),
+        ("2023-06-30 Hired Maria Chen as Head of Protein Science.", ["Maria Chen", "Protein Science"]),
         ("Called Priya Kumar about the budget.", ["Priya Kumar"]),
         ("Announces Acme Robotics as a partner. Completed purchase of Orbit Labs.", ["Acme Robotics", "Orbit Labs"]),
         # An instruction's verb, in a numbered step or a heading.
