@@ -52,8 +52,9 @@ _FILE_EXTENSIONS = (
     "exs", "erl", "hs", "ml", "clj", "nix", "tf",
 )
 # fmt: on
+# Not right after "%": "Sprint%205%20Retro.md" is a path written for a URL, not "20Retro.md".
 _FILE = re.compile(
-    r"(?<![\w./@\\-])(?:[\w\-]+/)*[\w\-]+(?:\.[\w\-]+)*\.(?:"
+    r"(?<![\w./@\\%-])(?:[\w\-]+/)*[\w\-]+(?:\.[\w\-]+)*\.(?:"
     + "|".join(_FILE_EXTENSIONS)
     + r")(?![\w/@\-])",
     re.IGNORECASE,

@@ -426,3 +426,8 @@ def test_a_query_naming_part_of_a_longer_name_reaches_its_note(tmp_path: Path) -
 )
 def test_a_job_title_or_a_plural_of_initials_is_no_name(text: str, expected: list[str]) -> None:
     assert extract_names(text) == expected
+
+
+def test_a_percent_encoded_path_leaves_no_file_name_behind() -> None:
+    text = "See [the retro](Meetings/2026-03-04%20Sprint%205%20Retro.md) and notes/plan.md."
+    assert extract_names(text) == ["notes/plan.md"]
