@@ -225,12 +225,12 @@ def extract_names(text: str, lexicon: Lexicon = ENGLISH) -> list[str]:
     for start, end in _capitalized_phrases(text, lexicon):
         claim(start, end, text[start:end], _PHRASE)
     for m in _CAMEL_IDENTIFIER.finditer(text):
-        if _ACRONYM_PLURAL.fullmatch(m.group()):
-            continue  # "VCs", "OKRs": the plural of a common noun's initials, not an identifier
         if taken.find(1, m.start(), m.end()) < 0 and taken.find(0, m.start(), m.end()) < 0:
             # An identifier inside a longer name is a name of its own too: "CloudKnox
-            # Security" also names CloudKnox, as the company is written elsewhere.
-            found.append((m.start(), m.group()))
+            # Security" also names CloudKnox, as the company is written elsewhere. Not the
+            # plural of initials ("Q3 OKRs"): that is a word of the name, not another name.
+            if not _ACRONYM_PLURAL.fullmatch(m.group()):
+                found.append((m.start(), m.group()))
         else:
             claim(m.start(), m.end(), m.group())
 
