@@ -700,6 +700,8 @@ class Engine:
         max_source_tokens: int | None = None,
         max_entity_tokens: int | None = None,
         depth: int = DEFAULT_DEPTH,
+        top_k: int | None = None,
+        render: context_module.Render | None = None,
     ) -> ContextBundle:
         """What a question needs from the vault: top chunks, the entities they lead to, and how those relate.
 
@@ -710,11 +712,19 @@ class Engine:
             max_source_tokens: the sources' budget (default 60% of the whole).
             max_entity_tokens: the entities' budget (default 20%); relationships get the rest.
             depth: hops of the walk over entity–entity edges (0: only the chunks' own entities).
+            top_k: the most sources (default: as many as the budget holds, of the top 20).
+            render: the form the context will be printed in (`engine.present.context_json_text`,
+                `context_text`); given, everything it prints fits `max_tokens`.
 
         Returns:
             Sources (chunk id, note, heading, text), entities (name, kind, description,
-            rank), relationships (source, target, named relation, linking words, weight,
-            rank), counts, budgets and tokens used.
+            rank), relationships (source, target, named relation, sentence, weight, rank),
+            counts, budgets and tokens used. Sources come from notes with confident
+            evidence only (`confident` says how many; none: the notes say so).
+
+        Raises:
+            ConfigError: a budget is negative, `top_k` is below 1, or `max_tokens` cannot
+                hold the printed frame of an empty context.
         """
         results = self.search(question, limit=context_module.SOURCE_CANDIDATES, as_you_type=False)
         plan = self.plan(question, as_you_type=False)
@@ -732,6 +742,8 @@ class Engine:
             max_source_tokens=max_source_tokens,
             max_entity_tokens=max_entity_tokens,
             depth=depth,
+            top_k=top_k,
+            render=render,
         )
 
     def _describe(self, entity: EntityInfo) -> str:

@@ -449,15 +449,15 @@ class ContextRelationship:
 
     `relation` is the named relation subject first ("Priya Kumar —attended→ Atlas
     Kickoff", then `source` is its subject) when the vault names one; `evidence` the
-    kind of edge (links, mentions, tagged, co-occurs); `words` the content words of the
-    sentence that links them.
+    kind of edge (links, mentions, tagged, co-occurs); `sentence` the sentence that links
+    them, as written (links as their shown text), trimmed around the link when long.
     """
 
     source: str
     target: str
     relation: str | None
     evidence: str
-    words: tuple[str, ...]
+    sentence: str
     weight: float
     rank: int
     hop: int
@@ -480,8 +480,14 @@ class ContextBundle:
     """What a question needs from the vault, in three sections, each within its token budget.
 
     `budgets` and `used` are tokens per section ("sources", "entities", "relationships",
-    "total"); `tokenizer` says how tokens were counted; `notes` say how the context
-    degraded (no entities, no edges, a channel unavailable).
+    "total"), and each item's `tokens` what it takes of its section's: its text's tokens or,
+    when the context was fitted to the form it is printed in, what it adds to the printed
+    text (ids, keys and marks too). Then `used["printed"]` is the tokens of all of it as
+    printed (headers and counts too; where no number prints as its own count, the least one
+    above it), never above `budgets["total"]`.
+    `confident` is how many of the searched notes have confident evidence: sources come from
+    those only. `tokenizer` says how tokens were counted; `notes` say how the context
+    degraded (no confident match, no entities, no edges, a channel unavailable).
     """
 
     question: str
@@ -495,6 +501,7 @@ class ContextBundle:
     depth: int
     notes: tuple[str, ...] = ()
     channels: dict[ChannelName, ChannelStatus] = field(default_factory=dict)
+    confident: int = 0
 
 
 @dataclass(frozen=True)
