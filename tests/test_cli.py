@@ -80,8 +80,9 @@ def test_search_json_golden(sample_copy: Path, tmp_path: Path, capsys: pytest.Ca
     for hit in payload["hits"]:
         assert set(hit) == {
             "path", "title", "score", "label", "channels", "snippet",
-            "vector_score", "graph_boost", "traversed", "create_safety",
+            "vector_score", "graph_boost", "traversed", "create_safety", "plain",
         }
+        assert set(hit["plain"]) == {"label", "evidence", "why"}
         assert hit["vector_score"] is None  # no model
         assert hit["create_safety"] in ("exists", "probable", "unknown")
         assert set(hit["snippet"]) == {"text", "heading", "line", "highlights"}
@@ -130,5 +131,10 @@ def test_human_search_shows_badges(sample_copy: Path, tmp_path: Path, capsys: py
     assert main(["search", str(sample_copy), "--index-dir", index, "--no-model", "--explain", "SQLCipher"]) == Exit.OK
     out = capsys.readouterr().out
     assert "Security Review" in out.splitlines()[0]
+    assert "BM25 #1" not in out and "keyword_exact" not in out and "[SQLCipher]" in out
+    assert "all your words" in out.splitlines()[1]
+    assert "It holds all of “sqlcipher”: the best match for your words." in out
+    assert main(["search", str(sample_copy), "--index-dir", index, "--no-model", "--explain", "--raw", "SQLCipher"]) == Exit.OK
+    out = capsys.readouterr().out
     assert "BM25 #1" in out and "keyword_exact" in out and "[SQLCipher]" in out
-    assert "entities recognized" in out
+    assert "entities recognized" in out and "fused score" in out
