@@ -43,6 +43,7 @@ from engine.errors import (
 from engine.indexer import Indexer, ProgressFn
 from engine.indexes import Indexes
 from engine.lexicon import lexicon_for
+from engine.pickers import choose_notes
 from engine.query import QueryPlan
 from engine.records import (
     Backlink,
@@ -56,6 +57,7 @@ from engine.records import (
     LinkingNote,
     LinkUpdate,
     Neighbor,
+    NoteChoice,
     NoteSection,
     NoteText,
     NoteView,
@@ -688,7 +690,7 @@ class Engine:
         """
         path = self.find_note(note)
         if path is None:
-            nearest = tuple(self.nearest_notes(note))
+            nearest = tuple((choice.path, choice.title) for choice in self.note_choices(note, limit=5))
             raise NoteNotFound(_not_found(note, nearest), name=note, nearest=nearest)
         limit = max(1, limit)
         results = self.search(
@@ -797,6 +799,18 @@ class Engine:
         titles = {row.path: row.title for row in names}
         out = list(dict.fromkeys(choices[k] for k in close))[:limit]
         return [(p, titles[p]) for p in out]
+
+    def note_choices(self, text: str, *, limit: int = 8) -> list[NoteChoice]:
+        """The notes a note picker offers for `text`, best first: titles and aliases matched as the
+        quick switcher matches them (whole, from the start, a word's start, anywhere, the letters
+        in order), then the nearest spellings, so that a picker never comes back empty-handed
+        for a typo.
+
+        Args:
+            text: what was typed (case and accents aside); empty: no choices.
+            limit: how many choices at most.
+        """
+        return choose_notes(self._catalog.note_names(), text, limit=limit)
 
     def plan(self, query: str, *, as_you_type: bool = True) -> QueryPlan:
         """What the engine reads from a query: words, stems, the typed prefix, named entities,

@@ -37,7 +37,7 @@ LABEL_WORDS: dict[str, str] = {
     "keyword_exact": "all your words",
     "keyword_partial": "some of your words",
     "high_vector_match": "similar meaning",
-    "graph_neighbor": "linked",
+    "graph_neighbor": "through links",
     "weak_semantic": "loosely related",
     "filter_match": "matches the filters",
     "flat_scan": "similar spelling",
@@ -143,14 +143,14 @@ def plain_badges(hit: Hit) -> tuple[Badge, ...]:
     """One short piece of evidence per channel that found the hit, in plain words.
 
     `words “atlas” “kickoff”`, `meaning ●●●○`, `linked from Atlas`. Only the words as
-    typed are shown (never index terms or stop words); a channel without them says
-    only that it found the note.
+    typed are shown (never index terms or stop words); full text that matched no such
+    word (only common words) has no badge.
     """
     out: list[Badge] = []
     fulltext = hit.channels.get("fulltext")
-    if fulltext is not None:
-        words = _quoted(fulltext.matched_words)
-        out.append(Badge("fulltext", f"words {words}" if words else "words"))
+    if fulltext is not None and fulltext.matched_words:
+        # Without words as typed, full text matched only common words: nothing worth a badge.
+        out.append(Badge("fulltext", f"words {_quoted(fulltext.matched_words)}"))
     vectors = hit.channels.get("vectors")
     if vectors is not None:
         _words, cells = meaning_strength(vectors.score)
@@ -179,7 +179,7 @@ def hit_reasons(hit: Hit) -> list[str]:
             every = "all of " if hit.label == "keyword_exact" else ""
             out.append(f"It holds {every}{_quoted(fulltext.matched_words, 6)}: {place}.")
         else:
-            out.append(f"Search by words found it too ({ordinal(fulltext.rank)}).")
+            out.append(f"Search by words found it through common words only ({ordinal(fulltext.rank)}).")
     vectors = hit.channels.get("vectors")
     if vectors is not None:
         words, _cells = meaning_strength(vectors.score)
