@@ -31,6 +31,8 @@ _COMMANDS = ("search", "context", "status")
 _OUTPUTS = ("text", "json", "vimgrep", "files")
 _CHANNELS = ("fulltext", "vectors", "graph")
 _SEEDINGS = ("query", "chunks", "both")
+# Why vectors are off in a search asked without the model (the engine's own words for it).
+_NO_MODEL = "no embedder configured"
 # A `--vimgrep` line shows at most this much of the note's line (ripgrep shows all of it;
 # a note may be one line of megabytes).
 _LINE_CHARS = 500
@@ -172,9 +174,6 @@ def answer_request(engine: Engine, request: object) -> dict[str, Any]:
     declined = _mismatch(engine, ask)
     if declined:
         return {"declined": declined}
-    if ask.no_model:
-        # Without the model the command searches words and links only: so does this engine.
-        ask = dataclasses.replace(ask, channels=tuple(c for c in ask.channels if c != "vectors") or ("fulltext",))
     return answer(engine, ask).to_json()
 
 
@@ -191,8 +190,13 @@ def _mismatch(engine: Engine, ask: Ask) -> str:
         config = dataclasses.replace(config, today=ask.today)
     if config != engine.config:
         return "other settings"
-    if not ask.no_model and not engine.has_model and "vectors" in ask.channels:
-        return "no embedding model here"
+    if ask.command == "search":
+        # A search without the model leaves vectors out (see `_search`), whoever answers.
+        if not ask.no_model and "vectors" in ask.channels and not engine.has_model:
+            return "no embedding model here"
+    elif ask.no_model == engine.has_model:
+        # A context counts its tokens with the model's tokenizer, a status names the model.
+        return "no embedding model here" if engine.has_model is False else "the embedding model is loaded here"
     return ""
 
 
@@ -254,12 +258,23 @@ def _search(engine: Engine, ask: Ask) -> Answer:
         "graph_seeding": ask.graph_seeding,
     }
     channels: Any = ask.channels
+    without_model = ask.no_model and "vectors" in ask.channels
+    if without_model:
+        # Asked without the model: words and links only, and vectors said to be off, the same
+        # whether this engine loaded the model or not.
+        channels = tuple(c for c in ask.channels if c != "vectors")
     if ask.why is not None:
         report = engine.why(ask.query, ask.why, limit=ask.limit, channels=channels, as_you_type=ask.typing, **knobs)
         if ask.output == "json":
             return Answer(json.dumps(why_to_json(report), ensure_ascii=False, indent=2) + "\n")
         return Answer("\n".join(why_lines(report, raw=ask.raw)) + "\n")
     results = engine.search(ask.query, limit=ask.limit, channels=channels, as_you_type=ask.typing, **knobs)
+    if without_model:
+        from engine.records import ChannelStatus
+
+        statuses = {**results.channels, "vectors": ChannelStatus("unavailable", 0.0, _NO_MODEL)}
+        ordered = {name: statuses[name] for name in _CHANNELS if name in statuses}
+        results = dataclasses.replace(results, channels=ordered)  # type: ignore[arg-type]
     err: list[str] = []
     if not results.hits and not engine.notes():
         err.append("note: the index is empty; run `engine reindex VAULT` first")

@@ -202,6 +202,7 @@ class AnswerServer:
         self._thread: threading.Thread | None = None
         self._closed = threading.Event()
         self._slots = threading.BoundedSemaphore(_WORKERS)
+        self.answered = 0  # questions answered (declined ones included): for status and tests
 
     @property
     def serving(self) -> bool:
@@ -298,6 +299,7 @@ class AnswerServer:
                 log.warning("could not answer a question on %s", self.path, exc_info=True)
                 reply = {"declined": f"the answering process failed: {type(exc).__name__}"}
             _send(conn, reply)
+            self.answered += 1
         except (OSError, ValueError):
             log.debug("a question on %s went unanswered", self.path, exc_info=True)
         finally:
