@@ -189,10 +189,10 @@ def hit_reasons(hit: Hit) -> list[str]:
     graph = hit.channels.get("graph")
     if graph is not None:
         path = graph.graph_path
-        if len(path) > 1:
-            steps = len(path) - 1
-            away = "one link" if steps == 1 else f"{steps} links"
-            out.append(f"It is {_graph_step(graph)}, {away} from {path[0]}, which your query names.")
+        if len(path) == 2:
+            out.append(f"It is {_graph_step(graph)}, which your query names.")
+        elif len(path) > 2:
+            out.append(f"It is {_graph_step(graph)}, {len(path) - 1} links from {path[0]}, which your query names.")
         elif path:
             out.append(f"Your query names {path[0]}.")
         out.extend(f"{_relation_sentence(r)}." for r in graph.relations[:3])
