@@ -24,7 +24,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import json
-import logging
 import os
 import shutil
 import socket
@@ -35,11 +34,20 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import logging
 
 __all__ = ["SOCKET_NAME", "AnswerServer", "Asked", "ask", "check_socket", "socket_path"]
 
-log = logging.getLogger("cairn.serve")
+
+
+def _logger() -> logging.Logger:
+    """The server's log (logging is imported by the side that serves, never by the command that asks)."""
+    import logging
+
+    return logging.getLogger("cairn.serve")
 
 SOCKET_NAME = "answers.sock"
 # The most a question may hold; answers are not limited (a search's JSON at 200 hits).
@@ -215,7 +223,7 @@ class AnswerServer:
         try:
             listener = self._claim()
         except OSError as exc:
-            log.info("not answering on %s: %s", self.path, exc)
+            _logger().info("not answering on %s: %s", self.path, exc)
             return False
         if listener is None:
             return False
@@ -296,12 +304,12 @@ class AnswerServer:
             try:
                 reply = self._handle(question)
             except Exception as exc:  # the command answers alone; the error is this process's to log
-                log.warning("could not answer a question on %s", self.path, exc_info=True)
+                _logger().warning("could not answer a question on %s", self.path, exc_info=True)
                 reply = {"declined": f"the answering process failed: {type(exc).__name__}"}
             _send(conn, reply)
             self.answered += 1
         except (OSError, ValueError):
-            log.debug("a question on %s went unanswered", self.path, exc_info=True)
+            _logger().debug("a question on %s went unanswered", self.path, exc_info=True)
         finally:
             conn.close()
             self._slots.release()

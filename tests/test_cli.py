@@ -241,3 +241,20 @@ def test_reindex_progress_ends_every_phase_at_its_total(sample_copy: Path, tmp_p
     assert main(["reindex", str(sample_copy), "--index-dir", index, "--no-model", "--json"]) == Exit.OK
     again = {json.loads(line)["phase"]: json.loads(line) for line in capsys.readouterr().err.splitlines()}
     assert all(step["done"] == step["total"] for step in again.values())
+
+
+def test_the_command_finds_the_index_as_the_engine_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import argparse
+
+    from engine.storage import resolve_index_dir
+    from engine.tools.cli import _index_dir
+
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    for given in (None, tmp_path / "elsewhere"):
+        args = argparse.Namespace(index_dir=given)
+        assert _index_dir(args, vault) == resolve_index_dir(vault, given)  # .cairn not made yet
+        (vault / ".cairn").mkdir(exist_ok=True)
+        assert _index_dir(args, vault) == resolve_index_dir(vault, given)
+    monkeypatch.setenv("CAIRN_INDEX_DIR", str(tmp_path / "from-env"))
+    assert _index_dir(argparse.Namespace(index_dir=None), vault) == resolve_index_dir(vault) == tmp_path / "from-env"

@@ -473,19 +473,35 @@ def _asked(args: argparse.Namespace, ask: Ask) -> Answer | None:
     """The answer of a running Cairn that holds this vault's index open, or None (answer alone)."""
     from engine.answers import Answer
     from engine.serve import ask as ask_socket
-    from engine.storage import resolve_index_dir
 
     vault = Path(ask.vault)
     if not vault.is_dir():
         return None  # the cold path says what is wrong
-    index_dir = resolve_index_dir(vault, args.index_dir.expanduser() if args.index_dir else None)
-    asked = ask_socket(index_dir, ask.to_json())
+    asked = ask_socket(_index_dir(args, vault), ask.to_json())
     if asked.refused:
         print(f"note: {asked.note}; answering without it", file=sys.stderr)
     if asked.answer is None:
         return None
     reply = asked.answer
     return Answer(reply["stdout"], reply["stderr"], reply["code"])
+
+
+def _index_dir(args: argparse.Namespace, vault: Path) -> Path:
+    """Where the index is, as `engine.storage.resolve_index_dir` says, without importing the
+    storage layer (SQLite) in the usual case of a writable `VAULT/.cairn`: asking a running
+    Cairn is a matter of milliseconds, and imports are most of them."""
+    import os
+
+    if args.index_dir:
+        return Path(args.index_dir).expanduser()
+    if os.environ.get("CAIRN_INDEX_DIR"):
+        return Path(os.environ["CAIRN_INDEX_DIR"])
+    default = vault / ".cairn"
+    if default.is_dir() and os.access(default, os.W_OK):
+        return default
+    from engine.storage import resolve_index_dir
+
+    return resolve_index_dir(vault)
 
 
 def _answer_cold(args: argparse.Namespace, ask: Ask) -> Answer:
