@@ -355,8 +355,8 @@ def _results_text(results: SearchResults, ask: Ask) -> str:
     from engine.present import (
         NO_CONFIDENT_MATCH,
         badges,
+        hit_label,
         hit_reasons,
-        label_text,
         one_line,
         plain_badges,
         query_sentences,
@@ -382,7 +382,7 @@ def _results_text(results: SearchResults, ask: Ask) -> str:
         if ask.raw:
             evidence = f"{hit.label}  " + "  ".join(f"[{b}]" for b in badges(hit))
         else:
-            evidence = " · ".join([label_text(hit.label), *(b.text for b in plain_badges(hit))])
+            evidence = " · ".join([hit_label(hit), *(b.text for b in plain_badges(hit))])
         out.append(f"    {_style(one_line(evidence), 'label', color)}")
         heading = f"{one_line(hit.snippet.heading)} · " if hit.snippet.heading else ""
         where = _style(f"{heading}line {hit.snippet.line}:", "muted", color)

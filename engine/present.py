@@ -39,6 +39,7 @@ from engine.vocabulary import (
     CHANNEL_WORDS,
     LABEL_WORDS,
     channel_word,
+    hit_label,
     hit_reasons,
     label_text,
     meaning_strength,
@@ -113,6 +114,7 @@ __all__ = [
     "duration_text",
     "footnote_number",
     "highlighted",
+    "hit_label",
     "hit_reasons",
     "hit_to_json",
     "label_text",
@@ -228,7 +230,7 @@ def hit_to_json(hit: Hit) -> dict[str, Any]:
         out["next_hop"] = {"from": hit.next_hop[0], "names": list(hit.next_hop[1])}
     # The same evidence in the words the front ends show (engine/vocabulary.py).
     out["plain"] = {
-        "label": label_text(hit.label),
+        "label": hit_label(hit),
         "evidence": [badge.text for badge in plain_badges(hit)],
         "why": hit_reasons(hit),
     }

@@ -20,6 +20,7 @@ __all__ = [
     "CHANNEL_WORDS",
     "LABEL_WORDS",
     "channel_word",
+    "hit_label",
     "hit_reasons",
     "label_text",
     "meaning_strength",
@@ -79,6 +80,15 @@ def phase_text(phase: str) -> str:
 def label_text(label: str) -> str:
     """An evidence label in plain words ("keyword_exact" → "all your words"); unknown labels read as written."""
     return LABEL_WORDS.get(label) or label.replace("_", " ").strip() or "found"
+
+
+def hit_label(hit: Hit) -> str:
+    """A hit's label in plain words, as `label_text`, except where its evidence says less than the
+    label: full text that matched only common words ("how", "do") is not "some of your words"."""
+    fulltext = hit.channels.get("fulltext")
+    if hit.label == "keyword_partial" and fulltext is not None and not fulltext.matched_words and fulltext.matched_terms:
+        return "common words only"
+    return label_text(hit.label)
 
 
 def channel_word(channel: str) -> str:

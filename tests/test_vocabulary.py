@@ -9,6 +9,7 @@ import pytest
 
 from engine.api import Engine
 from engine.present import (
+    hit_label,
     hit_reasons,
     label_text,
     meaning_strength,
@@ -61,6 +62,7 @@ def test_matched_words_are_shown_as_typed_never_as_index_terms() -> None:
     assert "comput " not in " ".join(hit_reasons(hit)) and "“computer”" in hit_reasons(hit)[0]
     only_stop_words = _hit(fulltext=ChannelEvidence(rank=9, score=1.0, matched_terms=("who",), matched_words=()))
     assert plain_badges(only_stop_words) == ()
+    assert hit_label(only_stop_words) == "common words only" and hit_label(hit) == "some of your words"
     assert "who" not in " ".join(hit_reasons(only_stop_words))
 
 

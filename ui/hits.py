@@ -11,8 +11,8 @@ from engine.present import (
     asked_kind_text,
     badges,
     channel_word,
+    hit_label,
     hit_reasons,
-    label_text,
     next_hop_text,
     plain_badges,
     query_sentences,
@@ -75,7 +75,7 @@ def hit_content(
         "  ",
         (hit.path if show_path else folder_of(hit.path), "$text-muted"),
         "  ",
-        (hit.label if raw else label_text(hit.label), "italic $text-secondary"),
+        (hit.label if raw else hit_label(hit), "italic $text-secondary"),
     )
     snippet = Content.assemble((f"{heading}line {hit.snippet.line}: ", "$text-muted"), snippet_content(hit))
     if width > len(indent) + 10:
@@ -115,7 +115,7 @@ def explain_content(hit: Hit | None, results: SearchResults, show_timings: bool,
     lines: list[Content] = []
     if hit is not None:
         lines.append(Content.assemble((hit.title, "bold"), "  ", (hit.path, "$text-muted")))
-        lines.append(Content.assemble(("why here: ", "bold"), (label_text(hit.label), "italic")))
+        lines.append(Content.assemble(("why here: ", "bold"), (hit_label(hit), "italic")))
         lines.extend(Content(f"• {sentence}") for sentence in hit_reasons(hit))
     lines.extend(Content.styled(sentence, "$text-muted") for sentence in query_sentences(results))
     typed_as = typed_as_text(results.reading)

@@ -19,8 +19,8 @@ from engine.present import (
     channel_word,
     colliding_titles,
     count_text,
+    hit_label,
     hit_reasons,
-    label_text,
     next_hop_text,
     plain_badges,
     printable_path,
@@ -313,7 +313,7 @@ def _hit(hit: Hit, *, selected: bool) -> str:
     return f"""<li class="hit{' selected' if selected else ''}" data-href="{e(href)}">
   <a class="hit-link" href="{e(href)}"><span class="hit-title">{e(hit.title)}</span>
   <span class="hit-path">{e(hit.path)}</span></a>
-  <div class="hit-meta"><span class="label label-{e(hit.label)}">{e(label_text(hit.label))}</span> {badge_html}</div>
+  <div class="hit-meta"><span class="label label-{e(hit.label)}">{e(hit_label(hit))}</span> {badge_html}</div>
   <p class="snippet"><span class="where">{heading}line {hit.snippet.line}</span> {snippet}</p>
   {_explain_hit(hit)}
 </li>"""
@@ -400,7 +400,7 @@ def note_page(
     related_items = "".join(
         f'<li><a href="{e(note_url(h.path, line=h.snippet.line))}" title="{e(h.path)}">{e(h.title)}</a> '
         + (f'<span class="path">{e(h.path)}</span> ' if h.title.casefold() in related_shared else "")
-        + f'<span class="label label-{e(h.label)}">{e(label_text(h.label))}</span></li>'
+        + f'<span class="label label-{e(h.label)}">{e(hit_label(h))}</span></li>'
         for h in related.hits
     )
     return f"""
