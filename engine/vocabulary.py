@@ -200,9 +200,9 @@ def hit_reasons(hit: Hit) -> list[str]:
     if graph is not None:
         path = graph.graph_path
         if len(path) == 2:
-            out.append(f"It is {_graph_step(graph)}, which your query names.")
+            out.append(f"It is {_graph_step(graph)}.")
         elif len(path) > 2:
-            out.append(f"It is {_graph_step(graph)}, {len(path) - 1} links from {path[0]}, which your query names.")
+            out.append(f"It is {_graph_step(graph)}, {len(path) - 1} links away from {path[0]}.")
         elif path:
             out.append(f"Your query names {path[0]}.")
         out.extend(f"{_relation_sentence(r)}." for r in graph.relations[:3])
