@@ -89,6 +89,7 @@ class Ask:
     max_source_tokens: int | None = None
     max_entity_tokens: int | None = None
     depth: int = 2
+    top_k: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The question as JSON values."""
@@ -135,6 +136,8 @@ def _checked(name: str, value: Any) -> Any:
         need(isinstance(value, bool))
     elif name in ("limit", "max_tokens", "depth"):
         need(isinstance(value, int) and not isinstance(value, bool) and value >= (1 if name != "depth" else 0))
+    elif name == "top_k":
+        need(value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 1))
     elif name in ("max_hops", "max_source_tokens", "max_entity_tokens"):
         need(value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 0))
     elif name == "graph_weight":
@@ -265,6 +268,13 @@ def _search(engine: Engine, ask: Ask) -> Answer:
         channels = tuple(c for c in ask.channels if c != "vectors")
     if ask.why is not None:
         report = engine.why(ask.query, ask.why, limit=ask.limit, channels=channels, as_you_type=ask.typing, **knobs)
+        if without_model:
+            from engine.records import ChannelWhy
+
+            off = ChannelWhy("vectors", None, None, 0, 0, 1.0, 0.0, status="unavailable")
+            whys = sorted((*report.channels, off), key=lambda c: _CHANNELS.index(c.channel))
+            reasons = (*report.reasons[:1], f"search by meaning did not run ({_NO_MODEL})", *report.reasons[1:])
+            report = dataclasses.replace(report, channels=tuple(whys), reasons=reasons)
         if ask.output == "json":
             return Answer(json.dumps(why_to_json(report), ensure_ascii=False, indent=2) + "\n")
         return Answer("\n".join(why_lines(report, raw=ask.raw)) + "\n")
@@ -447,19 +457,21 @@ def _raw_query_lines(results: SearchResults) -> list[str]:
 
 # -- context --------------------------------------------------------------------------
 def _context(engine: Engine, ask: Ask) -> Answer:
-    from engine.present import context_text, context_to_json
+    from engine.present import context_json_text, context_text
 
+    render = context_json_text if ask.output == "json" else context_text
     bundle = engine.context(
         ask.query,
         max_tokens=ask.max_tokens,
         max_source_tokens=ask.max_source_tokens,
         max_entity_tokens=ask.max_entity_tokens,
         depth=ask.depth,
+        top_k=ask.top_k,
+        render=render,
     )
     err = "" if bundle.sources or engine.notes() else "note: the index is empty; run `engine reindex VAULT` first\n"
-    if ask.output == "json":
-        return Answer(json.dumps(context_to_json(bundle), ensure_ascii=False, indent=2) + "\n", err)
-    return Answer(context_text(bundle), err)
+    # Printed exactly as counted: the budget bounds these characters.
+    return Answer(render(bundle) + ("\n" if ask.output == "json" else ""), err)
 
 
 # -- status ---------------------------------------------------------------------------
