@@ -228,8 +228,7 @@ def query_sentences(results: SearchResults) -> list[str]:
         out.append("Names in your query: " + "; ".join(named) + ".")
     elif results.recognized_entities:
         out.append("Names in your query: " + ", ".join(results.recognized_entities) + ".")
-    if results.not_names:
-        out.append("Read as plain words: " + "; ".join(f"{text} ({because})" for text, because in results.not_names) + ".")
+    out.extend(f"“{text}” is read as a plain word, not a name: {because}." for text, because in results.not_names)
     if results.expanded_entities:
         shown = ", ".join(results.expanded_entities[:6])
         more = len(results.expanded_entities) - 6
