@@ -586,6 +586,18 @@ class IndexStatus:
 
 
 @dataclass(frozen=True)
+class NoteChoice:
+    """A note a picker offers for what was typed: its path and title, the name that matched
+    (the title, an alias or the path) and how (`exact`, `prefix`, `word`, `contains`,
+    `letters`: the typed letters in order; `nearest`: only a close spelling)."""
+
+    path: str
+    title: str
+    matched: str
+    how: str
+
+
+@dataclass(frozen=True)
 class Backlink:
     """A note linking to another, with the line that links."""
 
