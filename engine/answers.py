@@ -452,6 +452,10 @@ def _raw_query_lines(results: SearchResults) -> list[str]:
         f"entities expanded:   {one_line(', '.join(results.expanded_entities)) or '-'}",
         f"clauses searched:    {one_line('; '.join(results.clauses)) or '-'}",
         f"asks for:            {asked_kind_text(results, count=True) or '-'}",
+        *(
+            f"stage {record.stage + ':':<12} {one_line('; '.join(record.said)) or 'weighed'}"
+            for record in results.trace.stages
+        ),
     ]
 
 
@@ -500,6 +504,7 @@ def _status(engine: Engine, ask: Ask) -> Answer:
     vectors = status.vectors
     out.append(f"model:      {status.model} — vectors {vectors.status}{': ' + vectors.message if vectors.message else ''}")
     out.append(f"channels:   {', '.join(f'{k} {v}' for k, v in status.channel_counts.items())}")
+    out.append(f"structure:  {status.structure or '-'} (who-questions and kinds of note)")
     out.append(f"updated:    {last}")
     out.append(f"writer:     {writer or 'none'}")
     out.append(f"pending:    {len(pending)} notes changed on disk since indexed")

@@ -1306,6 +1306,7 @@ class Engine:
                 "graph": self._graph.count(),
             },
             backlog=backlog,
+            structure=self._searcher.structure_text(),
         )
 
     def _backlog(self, model_id: str) -> EmbeddingBacklog:

@@ -266,6 +266,7 @@ def results_to_json(results: SearchResults) -> dict[str, Any]:
         "clauses": list(results.clauses),
         "plan": reading_to_json(results.reading),
         "confident": results.confident,
+        "stages": [{"stage": record.stage, "said": list(record.said)} for record in results.trace.stages],
         "ms": results.total_ms,
     }
 
@@ -412,6 +413,7 @@ def status_to_json(status: IndexStatus) -> dict[str, Any]:
         "last_update": status.last_update,
         "skipped": [{"path": s.path, "reason": s.reason} for s in status.skipped],
         "backlog": backlog_to_json(status.backlog),
+        "structure": status.structure,
     }
 
 

@@ -578,6 +578,8 @@ class IndexStatus:
     channel_counts: dict[ChannelName, int] = field(default_factory=dict)
     # None when every chunk has its vector (or there is no model).
     backlog: EmbeddingBacklog | None = None
+    # Whether the ranking's structure pack is on for this vault, and why, in words.
+    structure: str = ""
 
     @property
     def embedded_fraction(self) -> float:

@@ -237,6 +237,12 @@ def query_sentences(results: SearchResults) -> list[str]:
         out.append(f"It asks for {results.asked_kind.label}; other notes rank lower.")
     if results.clauses:
         out.append("Also searched by meaning: " + "; ".join(f"“{c}”" for c in results.clauses) + ".")
+    if results.trace.record("structure") is not None:
+        out.append("This vault files people or organisations (or types its links), so who-questions and kinds of note weigh in.")
+    for stage in ("confidence", "folders"):
+        record = results.trace.record(stage)
+        if record is not None:
+            out.extend(sentence[0].upper() + sentence[1:] + "." for sentence in record.said if "cover" in sentence or "folder" in sentence)
     for name, status in results.channels.items():
         if status.status != "ok":
             state = "is unavailable" if status.status == "unavailable" else "is not complete"
