@@ -57,7 +57,9 @@ class BadPath(Exception):
     """A request path that names nothing in the vault the web view may touch."""
 
 
-def build_app(engine: Engine, token: str, *, port: int | None = None, reindex: bool = True) -> Starlette:
+def build_app(
+    engine: Engine, token: str, *, port: int | None = None, reindex: bool = True, watch: bool | None = None
+) -> Starlette:
     """The web view over `engine`, reachable only with `token` on 127.0.0.1/localhost[:port].
 
     Args:
@@ -65,14 +67,18 @@ def build_app(engine: Engine, token: str, *, port: int | None = None, reindex: b
         token: the access token (`Authorization: Bearer`, or `?token=` for /api/).
         port: the bound port the Host header must name (None accepts any port).
         reindex: run `engine.reindex()` in a background thread while the app runs.
+        watch: then follow changes made on disk with the engine's watcher (default: `reindex`).
     """
-    indexer = BackgroundIndexer(engine)
+    watching = reindex if watch is None else watch
+    indexer = BackgroundIndexer(engine, watch=watching)
     views = _Views(engine, indexer)
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
         if reindex:
             indexer.start()
+        elif watching:
+            indexer.start_watching()
         try:
             yield
         finally:
