@@ -156,19 +156,88 @@ class Engine:
         # Set when a reindex stopped half-way (a full disk): the catalog may hold notes
         # that the derived indexes and the link table do not reflect yet.
         self._derived_lag = False
+        self._rescan_due = False  # set when the index was recreated under this process
         self._lock = WriterLock(index_dir / "writer.lock")
-        # Repairs write to the index, so only a process that can take the writer lock
-        # makes them; while another process writes, this one just reads.
         with index_writes():  # `open` builds an engine inside _long_lived_heap
-            self._can_repair = self._lock.try_acquire()
+            self._open_all()
+        if self._catalog_replaced and self._can_repair:
+            # The notes are still on disk: rebuild the lexical index now; embedding
+            # comes with the next reindex (cached vectors were salvaged where possible).
+            self.reindex(embed=False)
+
+    def _open_all(self, *, keep_writer: bool = False) -> None:
+        """Open the index's parts, check that they are this vault's, and build the search on them.
+
+        Repairs write to the index, so only a process that can take the writer lock makes
+        them; while another process writes, this one just reads. `keep_writer`: stay the
+        writer afterwards (a watcher that held the index before it was reopened).
+
+        Raises:
+            ConfigError: the index was built for another vault.
+        """
+        self._can_repair = self._lock.try_acquire()
+        try:
+            if self._can_repair:
+                notes.remove_stale_temps(notes.stale_temps_in(self._temp_dir))
+            self._open_indexes()
             try:
-                if self._can_repair:
-                    notes.remove_stale_temps(notes.stale_temps_in(self._temp_dir))
-                self._open_indexes()
-                self._start(vault, config, embedder)
-            finally:
-                if self._can_repair:
-                    self._lock.release()
+                self._indexes.claim(self.vault)
+            except ConfigError:
+                self._indexes.close()
+                raise
+            self._start(self.vault, self.config, self._embedder)
+        finally:
+            if self._can_repair and not keep_writer:
+                self._lock.release()
+        self._identity = self._index_identity()
+
+    def _index_identity(self) -> tuple[int, int] | None:
+        """Which catalog file the index's name holds now (device, inode), None when there is none."""
+        try:
+            found = (self.index_dir / "catalog.sqlite").stat()
+        except OSError:
+            return None
+        return (found.st_dev, found.st_ino)
+
+    def _reopen_if_replaced(self, *, recreate: bool) -> bool:
+        """Open the index again when its folder or catalog is no longer the one this process opened.
+
+        The index folder deleted (or moved, or rebuilt by another process) under a running
+        process leaves it holding files nobody else sees: its writes would go nowhere and
+        another process could take the writer lock on a new file beside it. `recreate`: a
+        writer's turn, which recreates a removed index (the next reindex fills it from the
+        vault); a reader only follows a catalog another process put in its place.
+        """
+        now = self._index_identity()
+        if now == self._identity or (now is None and not recreate):
+            return False
+        held = self._lock.held_here
+        old_indexes, old_searcher, old_catalog = self._indexes, self._searcher, self._catalog
+        self._stop_preparing()
+        self._lock.release()  # the lock on a file no other process can open any more
+        log.warning("the index at %s was removed or replaced while open; opening it again", self.index_dir)
+        with index_writes():
+            self.index_dir.mkdir(parents=True, exist_ok=True)
+            check_index_dir(self.vault, self.index_dir, self.config.excludes)
+            self._lock = WriterLock(self.index_dir / "writer.lock")
+            self._open_all(keep_writer=held)
+        removed = now is None
+        if removed and self._can_repair:
+            # Embedding is the slow part: the vectors cached in the catalog this process
+            # still holds open come across, so rebuilding re-embeds nothing.
+            for model_id, rows in old_catalog.cached_embeddings():
+                self._catalog.store_embeddings(model_id, rows)
+        old_searcher.close()
+        old_indexes.close()
+        if removed:
+            self.repairs.append("the index folder was removed while in use; rebuilt from the notes")
+        self._rescan_due = self._rescan_due or removed
+        return True
+
+    def index_replaced(self) -> bool:
+        """Whether the index folder or its catalog is no longer the one this process opened
+        (deleted, or rebuilt by another process); the next reindex opens it again."""
+        return self._index_identity() != self._identity
 
     def _start(self, vault: Path, config: EngineConfig, embedder: Embedder | None) -> None:
         self._searcher = Searcher(
@@ -199,10 +268,6 @@ class Engine:
         )
         self._seen_state = self._indexes.state()
         self._last_refresh_check = time.monotonic()
-        if self._catalog_replaced and self._can_repair:
-            # The notes are still on disk: rebuild the lexical index now; embedding
-            # comes with the next reindex (cached vectors were salvaged where possible).
-            self.reindex(embed=False)
 
     def prepare_for_typing(self, *, wait: bool = False) -> None:
         """Build, in the background, the tables that the first keystrokes would otherwise
@@ -357,7 +422,7 @@ class Engine:
         if not self._reindex_lock.acquire(blocking=False):
             return False
         try:
-            return self._catch_up()
+            return self._reopen_if_replaced(recreate=False) or self._catch_up()
         finally:
             self._reindex_lock.release()
 
@@ -428,7 +493,10 @@ class Engine:
         # The search side's memory (the vector index above all) goes before the graph is
         # pickled for its save, so that the two never add up at the end of a session.
         self._indexes.close(keep=("graph",))
-        writer = self._lock.try_acquire()
+        try:
+            writer = self._lock.try_acquire()
+        except OSError:  # the index folder is gone: there is nothing to save into
+            writer = False
         if writer:  # only the writer saves
             try:
                 self._graph.save()  # incremental updates since the last save
@@ -468,8 +536,11 @@ class Engine:
             IndexWriteFailed: the disk is full or the index is read-only; nothing is
                 lost, and the next reindex catches up with what this one could not write.
         """
-        backlog = embed and paths is None and self._embedder is not None
         with self._writer_turn(), self._lock.held(), index_writes():
+            recreated, self._rescan_due = self._rescan_due, False
+            if recreated:
+                paths = None  # the index was recreated empty: the whole vault goes into it
+            backlog = embed and paths is None and self._embedder is not None
             self._catch_up()  # another process may have written since this one last looked
             # This process's own failure, or another writer's: killed after its catalog
             # batch and before its commit, it left the channels behind the catalog.
@@ -480,6 +551,7 @@ class Engine:
                 self._commit_generations()
             except BaseException:
                 self._derived_lag = True
+                self._rescan_due = recreated
                 raise
         if paths is None:
             gc.freeze()  # a full pass may have rebuilt the graph: out of the collector's scans (_long_lived_heap)
@@ -527,6 +599,7 @@ class Engine:
                 self._waiting_writers -= 1
                 self._turn.notify_all()
         try:
+            self._reopen_if_replaced(recreate=True)
             yield
         finally:
             self._reindex_lock.release()
