@@ -276,9 +276,8 @@ def test_the_index_folder_deleted_while_watching_is_rebuilt_and_watched(watched:
     batches.wait(indexed(batches, start, "Inbox/Galah.md", "added"), "a note written after the rebuild")
     assert engine.search("galahword", as_you_type=False).hits[0].path == "Inbox/Galah.md"
     # Exactly one writer lock, on the file other processes see.
-    with Engine.open(engine.vault, index_dir=engine.index_dir, embedder=HashEmbedder()) as other:
-        with pytest.raises(IndexLocked):
-            other.reindex()
+    with Engine.open(engine.vault, index_dir=engine.index_dir, embedder=HashEmbedder()) as other, pytest.raises(IndexLocked):
+        other.reindex()
     consistent(engine)
 
 

@@ -44,6 +44,7 @@ from mdit_py_plugins.footnote import footnote_plugin
 from mdit_py_plugins.front_matter import front_matter_plugin
 
 from engine.records import Link, NoteSection
+from engine.vault.bounded_markdown import bound_parsing
 from engine.vault.callouts import Callout, read_callout
 from engine.vault.links import WIKILINK, collector_paused, split_wikilink
 from engine.vault.sections import trailing_block_id, without_comments
@@ -185,6 +186,7 @@ def obsidian_markdown() -> MarkdownIt:
     md.inline.ruler2.before("emphasis", "mark", _mark_pairs)
     md.core.ruler.after("block", "obsidian_blocks", _blocks)
     md.core.ruler.push("obsidian_inline", _after_inline)
+    bound_parsing(md)  # every `[` would rescan the text after it: a run of them took seconds per KB
     return md
 
 
