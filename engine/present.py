@@ -440,7 +440,11 @@ def _order_text(order: str, at_mtime: float | None) -> str:
     if order == "opened":
         return "embedding opened notes first"
     if at_mtime:
-        return f"embedding newest first (notes of {time.strftime('%d %b %Y', time.localtime(at_mtime))})"
+        try:
+            day = time.strftime("%d %b %Y", time.localtime(at_mtime))
+        except (OverflowError, OSError, ValueError):  # a file time past what the C library counts
+            day = "a date beyond the calendar"
+        return f"embedding newest first (notes of {day})"
     return "embedding newest notes first"
 
 

@@ -457,3 +457,62 @@ def test_tag_and_path_filters_keep_what_testing_every_note_keeps(engine: Engine)
                 assert set(table._kept_by(query_filter)) == slow, (kind, value, negated)
                 compared += bool(slow) and len(slow) < len(table.notes)
     assert compared > 20  # values that keep some notes and not others, not only all or none
+
+
+EDGES = [dt.date.min, dt.date(1, 1, 31), dt.date(1, 2, 1), dt.date(9999, 12, 1), dt.date.max]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "after:9999-12-31", "before:0001-01-01", "after:0001-01-01", "before:9999-12-31", "after:0000-01-01",
+        "in December 9999", "in January 0001", "in May 0000", "notes in december 9999", "-after:9999-12-31",
+        "today", "yesterday", "this week", "last week", "this month", "last month", "this year", "last year",
+        "in December", "in January", "standup yesterday's",
+    ],
+)
+@pytest.mark.parametrize("today", EDGES, ids=str)
+def test_every_date_form_at_the_calendar_s_ends_is_read_without_raising(text: str, today: dt.date) -> None:
+    query = parse_query(text, today=today, as_you_type=False)
+    for found in query.filters:
+        assert found.start is None or dt.date.min <= found.start
+        assert found.end is None or found.end <= dt.date.max
+
+
+def test_a_date_beyond_the_calendar_keeps_no_note_and_says_so(engine: Engine) -> None:
+    for text in ("after:9999-12-31", "before:0001-01-01"):
+        results = engine.search(text, as_you_type=False)
+        assert not results.hits, text
+        assert any("no date is" in note for note in results.reading.notes), results.reading.notes
+    december = parse_query("in December 9999", as_you_type=False).filters[0]
+    assert (december.start, december.end) == (dt.date(9999, 12, 1), dt.date(9999, 12, 31))
+    year_zero = parse_query("in May 0000", as_you_type=False)
+    assert not year_zero.filters and "0000" in year_zero.terms and year_zero.readings
+    assert [h.path for h in engine.search("after:9999-12-30 path:Daily", as_you_type=False).hits] == []
+    assert {h.path for h in engine.search("before:9999-12-31 path:Daily", as_you_type=False).hits} == {
+        "Daily/2026-11-30.md", "Daily/2026-11-24.md"
+    }
+
+
+def test_a_note_dated_past_the_calendar_by_its_file_is_filtered_and_listed(tmp_path: Path) -> None:
+    """tmpfs keeps any 64-bit file time: a note modified "in the year 33658" must not break filters."""
+    import os
+    import shutil
+    import tempfile
+
+    if not Path("/dev/shm").is_dir():
+        pytest.skip("no tmpfs to hold a file time past the year 9999")
+    with tempfile.TemporaryDirectory(dir="/dev/shm") as shm:
+        vault = Path(shm) / "vault"
+        for rel, text in NOTES.items():
+            (vault / rel).parent.mkdir(parents=True, exist_ok=True)
+            (vault / rel).write_text(text, encoding="utf-8")
+        far = vault / "Inbox" / "Quokka.md"
+        os.utime(far, (1e12, 1e12))
+        if far.stat().st_mtime != 1e12:
+            pytest.skip("this file system does not keep a file time past the year 9999")
+        with Engine.open(vault, index_dir=tmp_path / "index", embedder=HashEmbedder()) as engine:
+            engine.reindex()
+            assert [h.path for h in engine.search("path:Inbox", as_you_type=False).hits] == ["Inbox/Quokka.md"]
+            assert "Inbox/Quokka.md" in [h.path for h in engine.search("after:2026-01-01", as_you_type=False).hits]
+        shutil.rmtree(vault)

@@ -9,6 +9,7 @@ or an unknown `foo:` is read as words, and `readings` says so. Every pass is lin
 
 from __future__ import annotations
 
+import calendar
 import datetime as dt
 import re
 from dataclasses import dataclass, field
@@ -215,11 +216,9 @@ def _take_operators(text: str, filters: list[QueryFilter], readings: list[str]) 
             if date is None:
                 readings.append(f"{key}:{value} is not a date (YYYY-MM-DD): ignored")
                 return " "
-            start, end = (date, None) if key == "after" else (None, date)
-            if key == "after":
-                start = date + dt.timedelta(days=1)
-            else:
-                end = date - dt.timedelta(days=1)
+            start, end = _after(date) if key == "after" else _before(date)
+            if start is not None and end is not None:
+                readings.append(f"{key}:{value}: no date is {key} it, so no note is")
             filters.append(QueryFilter("date", value, negated=bool(negated), start=start, end=end, written=written))
             return " "
         if kind == "tag":
@@ -323,8 +322,11 @@ def _take_time_words(
         m = re.search(rf"(?<!\w){re.escape(name)}(?:['’]s)?(?!\w)", lowered)
         if m:
             unit, offset = lexicon.time_words[name]
-            start, end = _period(unit, offset, today)
-            found = (m.start(), m.end(), start, end)
+            period = _period(unit, offset, today)
+            if period is None:
+                readings.append(f"“{text[m.start() : m.end()]}” read as words: it falls outside the calendar")
+                return text
+            found = (m.start(), m.end(), *period)
             break
     if found is None and lexicon.months and lexicon.month_preposition:
         months = "|".join(lexicon.months)
@@ -332,9 +334,11 @@ def _take_time_words(
         if m:
             month = lexicon.months.index(m.group(1)) + 1
             year = int(m.group(2)) if m.group(2) else (today.year if month <= today.month else today.year - 1)
-            start = dt.date(year, month, 1)
-            end = (dt.date(year + (month == 12), month % 12 + 1, 1)) - dt.timedelta(days=1)
-            found = (m.start(), m.end(), start, end)
+            span = _month(year, month)
+            if span is None:
+                readings.append(f"“{text[m.start() : m.end()]}” read as words: year {m.group(2) or year} is not in the calendar")
+                return text
+            found = (m.start(), m.end(), *span)
     if found is None:
         return text
     at, end_at, start, end = found
@@ -347,23 +351,46 @@ def _take_time_words(
     return text[:at] + " " + text[end_at:]
 
 
-def _period(unit: str, offset: int, today: dt.date) -> tuple[dt.date, dt.date]:
-    """The day, week (Monday to Sunday), month or year `offset` periods from today's."""
-    if unit == "day":
-        day = today + dt.timedelta(days=offset)
-        return day, day
-    if unit == "week":
-        monday = today - dt.timedelta(days=today.weekday()) + dt.timedelta(weeks=offset)
-        return monday, monday + dt.timedelta(days=6)
+def _period(unit: str, offset: int, today: dt.date) -> tuple[dt.date, dt.date] | None:
+    """The day, week (Monday to Sunday), month or year `offset` periods from today's; None
+    when that leaves the calendar (years 1 to 9999), where `datetime` cannot count."""
+    try:
+        if unit == "day":
+            day = today + dt.timedelta(days=offset)
+            return day, day
+        if unit == "week":
+            monday = today - dt.timedelta(days=today.weekday()) + dt.timedelta(weeks=offset)
+            return monday, monday + dt.timedelta(days=6)
+    except OverflowError:
+        return None
     if unit == "month":
-        year, month = today.year, today.month + offset
-        while month < 1:
-            year, month = year - 1, month + 12
-        first = dt.date(year, month, 1)
-        following = dt.date(year + (month == 12), month % 12 + 1, 1)
-        return first, following - dt.timedelta(days=1)
+        months = today.year * 12 + today.month - 1 + offset
+        return _month(months // 12, months % 12 + 1)
     year = today.year + offset
+    if not dt.MINYEAR <= year <= dt.MAXYEAR:
+        return None
     return dt.date(year, 1, 1), dt.date(year, 12, 31)
+
+
+def _month(year: int, month: int) -> tuple[dt.date, dt.date] | None:
+    """The first and last day of a month; None for a year outside the calendar (0000, 10000)."""
+    if not dt.MINYEAR <= year <= dt.MAXYEAR:
+        return None
+    return dt.date(year, month, 1), dt.date(year, month, calendar.monthrange(year, month)[1])
+
+
+def _after(date: dt.date) -> tuple[dt.date | None, dt.date | None]:
+    """The days after `date` as (start, end); the calendar's last day has none (start > end)."""
+    if date == dt.date.max:
+        return dt.date.max, dt.date.max - dt.timedelta(days=1)
+    return date + dt.timedelta(days=1), None
+
+
+def _before(date: dt.date) -> tuple[dt.date | None, dt.date | None]:
+    """The days before `date` as (start, end); the calendar's first day has none (start > end)."""
+    if date == dt.date.min:
+        return dt.date.min + dt.timedelta(days=1), dt.date.min
+    return None, date - dt.timedelta(days=1)
 
 
 def _iso(value: str) -> dt.date | None:

@@ -60,7 +60,7 @@ class FactsTable:
                 data = json.loads(raw) if raw else {}
             except ValueError:
                 data = {}
-            date = _date(str(data.get("date") or "")) or dt.date.fromtimestamp(max(mtime, 0))
+            date = _date(str(data.get("date") or "")) or _day_of(mtime)
             props = {str(k): tuple(str(v) for v in values) for k, values in dict(data.get("props") or {}).items()}
             tasks = tuple((bool(done), str(text).casefold()) for done, text in list(data.get("tasks") or []))
             self.notes[path] = NoteFacts(
@@ -166,6 +166,15 @@ def _path_starts(path: str, prefix: str) -> bool:
 def _folded_path(path: str) -> str:
     """A path as `_path_starts` reads it: casefolded, after a leading slash."""
     return f"/{_fold(path)}"
+
+
+def _day_of(mtime: float) -> dt.date:
+    """The local day of a modification time, kept within the calendar: a file system may
+    hold a time before 1970 or after the year 9999, where `datetime` cannot go."""
+    try:
+        return dt.date.fromtimestamp(max(mtime, 0))
+    except (OverflowError, OSError, ValueError):
+        return dt.date.max
 
 
 def _date(text: str) -> dt.date | None:
