@@ -29,7 +29,7 @@ from engine.embedder import Embedder
 from engine.errors import ConfigError, IndexCorrupt, IndexWriteFailed
 from engine.lexicon import Lexicon
 from engine.records import ChannelName
-from engine.storage import Manifest, salvage_embeddings
+from engine.storage import Manifest, load_index_json, salvage_embeddings
 
 __all__ = ["Indexes"]
 
@@ -279,7 +279,7 @@ def _recorded_vault(stored: str | None) -> dict[str, str] | None:
     if stored is None:
         return None
     try:
-        data = json.loads(stored)
+        data = load_index_json(stored)
     except ValueError:
         return None
     if not isinstance(data, dict) or not isinstance(data.get("path"), str) or not isinstance(data.get("relative"), str):
