@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from engine.console import exit_code
-from engine.errors import CairnError, NoteExists, SaveConflict
+from engine.errors import CairnError, IndexClosed, NoteExists, SaveConflict
 from engine.present import (
     backlink_to_json,
     context_to_json,
@@ -67,14 +67,21 @@ def _serve(args: argparse.Namespace) -> int:
     config = load_config(getattr(args, "config", None))
     vault = Path(args.vault) if args.vault is not None else Path(config.vault).expanduser() if config.vault else Path.cwd()
     engine = open_engine(vault, config, index_dir=args.index_dir, no_model=getattr(args, "no_model", False))
+    indexing: threading.Thread | None = None
     try:
         if not getattr(args, "no_index", False):
             # Searches answer at once from the index as it is; vector results join as embedding goes.
-            threading.Thread(target=_reindex, args=(engine,), name="cairn-mcp-index", daemon=True).start()
+            indexing = threading.Thread(target=_reindex, args=(engine,), name="cairn-mcp-index", daemon=True)
+            indexing.start()
         build_server(engine, write=getattr(args, "write", False)).run("stdio")
         return 0
     finally:
+        # The client left: the first index stops after its current batch, and what it wrote
+        # is committed before the engine closes (close waits for it too).
+        engine.stop()
         engine.close()
+        if indexing is not None:
+            indexing.join()
         if sys.stdout.closed:
             # The transport closes stdout when the client leaves; what flushes it at exit gets a sink.
             sys.stdout = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115
@@ -83,6 +90,8 @@ def _serve(args: argparse.Namespace) -> int:
 def _reindex(engine: Engine) -> None:
     try:
         engine.reindex()
+    except IndexClosed:
+        return  # the client left before the index was brought up to date: the next start does it
     except CairnError as exc:  # another process writes the index, a full disk: searches still answer
         print(f"cairn mcp: not indexed: {exc.title}: {exc}", file=sys.stderr)
 

@@ -31,6 +31,7 @@ from engine.entities import normalize
 from engine.errors import (
     CairnError,
     ConfigError,
+    IndexClosed,
     IndexLocked,
     ModelUnavailable,
     NoteExists,
@@ -157,6 +158,7 @@ class Engine:
         # that the derived indexes and the link table do not reflect yet.
         self._derived_lag = False
         self._rescan_due = False  # set when the index was recreated under this process
+        self._closed = False
         self._lock = WriterLock(index_dir / "writer.lock")
         with index_writes():  # `open` builds an engine inside _long_lived_heap
             self._open_all()
@@ -307,7 +309,7 @@ class Engine:
 
     def _prepare_in_background(self) -> None:
         with self._prepare_state:
-            if getattr(self, "_closed", False):
+            if self._closed:
                 return
             if self._preparing:
                 self._prepare_again = True
@@ -325,7 +327,7 @@ class Engine:
             except Exception:  # the search path builds them itself; this is only ahead of time
                 log.debug("preparing the search tables failed", exc_info=True)
             with self._prepare_state:
-                if not self._prepare_again or getattr(self, "_closed", False):
+                if not self._prepare_again or self._closed:
                     self._preparing = False
                     return
                 self._prepare_again = False
@@ -419,7 +421,7 @@ class Engine:
         this process is reindexing, which keeps its own views current.
         """
         self._last_refresh_check = time.monotonic()
-        if not self._reindex_lock.acquire(blocking=False):
+        if self._closed or not self._reindex_lock.acquire(blocking=False):
             return False
         try:
             return self._reopen_if_replaced(recreate=False) or self._catch_up()
@@ -483,12 +485,21 @@ class Engine:
         self._lock.release()
 
     def close(self) -> None:
-        """Release the index (closing twice is harmless)."""
-        if getattr(self, "_closed", False):
+        """Release the index (closing twice is harmless).
+
+        A reindex running on another thread (a front end's first index) is asked to stop
+        after its current batch and waited for: what it writes is committed before the
+        catalog and channels close under it. A reindex asked for afterwards raises IndexClosed.
+        """
+        if self._closed:
             return
         self._closed = True
         self._indexer.request_stop()
         self._stop_preparing()
+        with self._reindex_lock:
+            self._close_indexes()
+
+    def _close_indexes(self) -> None:
         self._searcher.close()
         # The search side's memory (the vector index above all) goes before the graph is
         # pickled for its save, so that the two never add up at the end of a session.
@@ -581,6 +592,8 @@ class Engine:
                         self._commit_generations()
             except IndexLocked:
                 return total  # another process took over writing; it embeds the rest
+            except IndexClosed:
+                return total  # the engine closed meanwhile: what was embedded is committed
             total += done
             if not self._writers_waiting():
                 return total
@@ -599,6 +612,8 @@ class Engine:
                 self._waiting_writers -= 1
                 self._turn.notify_all()
         try:
+            if self._closed:
+                raise IndexClosed("the engine was closed; nothing was indexed")
             self._reopen_if_replaced(recreate=True)
             yield
         finally:

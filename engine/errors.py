@@ -33,6 +33,12 @@ class IndexWriteFailed(CairnError):
     title = "Could not write the index"
 
 
+class IndexClosed(CairnError):
+    """The engine was closed: a reindex asked for afterwards (by a thread still running) does nothing."""
+
+    title = "Index is closed"
+
+
 class IndexCorrupt(CairnError):
     """A part of the index could not be read and could not be repaired."""
 
