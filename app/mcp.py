@@ -97,7 +97,12 @@ def _reindex(engine: Engine) -> None:
 
 
 def _limit(value: int) -> int:
-    return max(1, min(_MAX_LIMIT, value))
+    """A tool's `limit`, at most _MAX_LIMIT; below 1 is refused, as `engine search --limit` refuses it."""
+    from mcp.server.fastmcp.exceptions import ToolError
+
+    if value < 1:
+        raise ToolError(f"limit {value} is not a number of at least 1")
+    return min(_MAX_LIMIT, value)
 
 
 def build_server(engine: Engine, *, write: bool = False) -> FastMCP:
@@ -157,18 +162,18 @@ def build_server(engine: Engine, *, write: bool = False) -> FastMCP:
 
         Args:
             question: the question, in words.
-            max_tokens: the whole budget.
-            max_source_tokens: the sources' part (default 60%).
-            max_entity_tokens: the entities' part (default 20%); relationships get the rest.
-            depth: hops from the chunks' entities (0: only theirs).
+            max_tokens: the whole budget (at least 1).
+            max_source_tokens: the sources' part (default 60%; at least 0).
+            max_entity_tokens: the entities' part (default 20%; at least 0); relationships get the rest.
+            depth: hops from the chunks' entities (0: only theirs; at least 0).
         """
         try:
             bundle = engine.context(
                 question,
-                max_tokens=max(0, max_tokens),
+                max_tokens=max_tokens,
                 max_source_tokens=max_source_tokens,
                 max_entity_tokens=max_entity_tokens,
-                depth=max(0, depth),
+                depth=depth,
             )
         except CairnError as exc:
             raise failed(exc) from exc

@@ -794,7 +794,18 @@ class Engine:
             Sources (chunk id, note, heading, text), entities (name, kind, description,
             rank), relationships (source, target, named relation, linking words, weight,
             rank), counts, budgets and tokens used.
+
+        Raises:
+            ConfigError: `max_tokens` is below 1, or another budget or `depth` is negative
+                (what `engine context` refuses, refused for every caller).
         """
+        if max_tokens < 1:
+            raise ConfigError(f"max_tokens {max_tokens} is not a budget of at least 1 token")
+        for name, budget in (("max_source_tokens", max_source_tokens), ("max_entity_tokens", max_entity_tokens)):
+            if budget is not None and budget < 0:
+                raise ConfigError(f"{name} {budget} is not a budget of at least 0 tokens")
+        if depth < 0:
+            raise ConfigError(f"depth {depth} is not a number of hops of at least 0")
         results = self.search(question, limit=context_module.SOURCE_CANDIDATES, as_you_type=False)
         plan = self.plan(question, as_you_type=False)
         counter = context_module.TokenCounter(self._embedder, self._embedder.model_id if self._embedder else "")

@@ -11,6 +11,7 @@ import pytest
 from engine.api import Engine
 from engine.context import entity_line, relationship_line, source_line
 from engine.embedder import load_default_embedder
+from engine.errors import ConfigError
 from engine.tools.cli import main
 
 QUESTION = "who attended the Atlas kickoff"
@@ -85,7 +86,7 @@ def test_it_degrades_to_sources_and_entities_then_sources_only(tmp_path: Path) -
         engine.reindex()
         linked = engine.context("harvest today", depth=0)
         unlinked = engine.context("early this year")
-        empty = engine.context("harvest", max_tokens=0)
+        empty = engine.context("harvest", max_tokens=1)
     assert [s.path for s in linked.sources][:1] == ["a.md"]
     assert [e.name for e in linked.entities] == ["b"]
     assert not linked.relationships and any("no edges" in note for note in linked.notes)
@@ -127,3 +128,12 @@ def test_a_source_cut_inside_a_code_block_reads_its_close_as_a_close(tmp_path: P
     text = bundle.sources[0].text
     assert "The quokka lives on Rottnest, see Island." in text
     assert "```" not in text and "[!tip]" not in text and "**" not in text
+
+
+@pytest.mark.parametrize(
+    "budgets",
+    [{"max_tokens": 0}, {"max_tokens": -5}, {"max_source_tokens": -1}, {"max_entity_tokens": -1}, {"depth": -1}],
+)
+def test_every_caller_is_refused_a_budget_the_command_line_refuses(indexed_sample: Engine, budgets: dict[str, int]) -> None:
+    with pytest.raises(ConfigError):
+        indexed_sample.context(QUESTION, **budgets)

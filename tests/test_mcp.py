@@ -62,6 +62,15 @@ def test_read_only_tools_answer_through_a_real_client_session(indexed: tuple[Pat
         named = await _call(session, "search", query="Atlas 2026 Kickoff", limit=3)
         assert named["hits"][0]["create_safety"] == "exists"
 
+        # What `engine context` refuses, the tool refuses too (it answered nothing for a negative budget).
+        for bad in ({"max_tokens": -5}, {"max_tokens": 0}, {"max_source_tokens": -1}, {"max_entity_tokens": -1}, {"depth": -1}):
+            refused_budget = await session.call_tool("context", {"question": "atlas", **bad})
+            assert refused_budget.isError, bad
+            assert "Invalid configuration" in refused_budget.content[0].text, refused_budget.content
+        for bad_limit in (0, -3):
+            assert (await session.call_tool("search", {"query": "atlas", "limit": bad_limit})).isError
+            assert (await session.call_tool("related", {"path": "Atlas", "limit": bad_limit})).isError
+
         context = await _call(session, "context", question="who attended the Atlas kickoff", max_tokens=1500)
         assert context["sources"] and context["entities"] and context["relationships"]
         # The server opened the saved graph (--no-index): its named relations are read from it.
