@@ -516,3 +516,51 @@ def test_a_note_dated_past_the_calendar_by_its_file_is_filtered_and_listed(tmp_p
             assert [h.path for h in engine.search("path:Inbox", as_you_type=False).hits] == ["Inbox/Quokka.md"]
             assert "Inbox/Quokka.md" in [h.path for h in engine.search("after:2026-01-01", as_you_type=False).hits]
         shutil.rmtree(vault)
+
+
+# A paragraph in another language than the vault's, as someone pastes it into the search box.
+FOREIGN_PASTE = (
+    "Gestern Nachmittag besprachen wir ausführlich die Überarbeitung unserer Lagerverwaltung, wobei "
+    "mehrere Abteilungsleiter ihre Bedenken hinsichtlich der Umstellungsfristen äußerten. Insbesondere "
+    "die Buchhaltung befürchtet Verzögerungen beim Jahresabschluss, während die Logistikabteilung "
+    "zusätzliche Schulungen verlangt, bevor irgendwelche Änderungen umgesetzt werden."
+)
+
+
+def _posting_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Count the full-text postings read (the unit of a correction's work), reading them for real."""
+    from engine.channels.bm25 import BulkScorer
+
+    reads: list[str] = []
+    real = BulkScorer.docs_with
+
+    def docs_with(self: BulkScorer, term: str, fields: object) -> object:
+        reads.append(term)
+        return real(self, term, fields)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(BulkScorer, "docs_with", docs_with)
+    return reads
+
+
+def test_pasted_text_in_another_language_is_not_read_as_typos_and_costs_little(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each unknown word tried every variant one edit away, two posting reads each: 25,212
+    # lookups for one such paragraph (0.8-1.6 s, under the full-text lock).
+    reads = _posting_reads(monkeypatch)
+    for typing in (False, True):
+        results = engine.search(FOREIGN_PASTE, as_you_type=typing)
+        assert not results.reading.corrections, results.reading.corrections
+        assert not [c for c in results.reading.chips if c.kind == "typo"]
+    assert len(reads) < 1000, len(reads)
+
+
+def test_a_few_typos_are_still_read_within_the_budget(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    reads = _posting_reads(monkeypatch)
+    three = engine.plan("kikcoff postgress marsupail", as_you_type=False).corrections
+    assert dict(three) == {"kikcoff": "kickoff", "postgress": "postgres", "marsupail": "marsupial"}
+    assert len(reads) < 2 * 4000 + 100, len(reads)
+    long_typos = engine.plan("kikcoff marsupial migratoin", as_you_type=False).corrections
+    assert ("migratoin", "migration") in long_typos and ("kikcoff", "kickoff") in long_typos
+    # More words than typos come in are another language: none is read as a typo.
+    assert not engine.plan("kikcoff postgress marsupail quokkka", as_you_type=False).corrections
