@@ -244,7 +244,7 @@ QUERY_SYNTAX_HELP = """\
 | `offline sync` | notes about the words (full text, meaning and the entity graph together) |
 | `"vector tiles"`, `"in your vault"` | only notes holding the exact phrase, stop words and all (in a long question, quotes are words; a phrase with no letter or digit is ignored, and the chips say so) |
 | `-android`, `-"feature flag"` | leaves out notes holding the word or phrase |
-| `sync OR merge` | notes holding either word |
+| `sync OR merge`, `tag:atlas OR path:Maps`, `(tag:a -draft) OR "a phrase"` | notes holding either side: `OR` joins any two parts, parentheses group parts, `-(a b)` leaves out notes holding all of them |
 | `tag:project` | notes tagged #project or #project/… |
 | `path:Projects/Atlas`, `folder:"Daily Notes"` | notes under a path (quote spaces) |
 | `file:kickoff` | notes whose file name holds the text |

@@ -564,3 +564,33 @@ def test_a_few_typos_are_still_read_within_the_budget(engine: Engine, monkeypatc
     assert ("migratoin", "migration") in long_typos and ("kikcoff", "kickoff") in long_typos
     # More words than typos come in are another language: none is read as a typo.
     assert not engine.plan("kikcoff postgress marsupail quokkka", as_you_type=False).corrections
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("tag:meeting OR tag:decision", {"Meetings/Atlas Kickoff.md", "Decisions/Postgres.md"}),
+        ("path:Meetings OR path:Decisions", {"Meetings/Atlas Kickoff.md", "Decisions/Postgres.md"}),
+        ("[status:draft] OR [status:done]", {"Glossary/Tile Pack.md", "Decisions/Postgres.md"}),
+        ("marsupial OR tag:decision", {"Inbox/Quokka.md", "Decisions/Postgres.md"}),
+        ("tag:decision OR marsupial", {"Inbox/Quokka.md", "Decisions/Postgres.md"}),
+        ('"tile packs" OR file:quokka', {"Daily/2026-11-24.md", "Inbox/Quokka.md"}),
+        # OR joins the parts next to it; the others still apply (parentheses make one part of several).
+        ("task-todo:agenda OR before:2026-11-25 path:Daily", {"Daily/2026-11-24.md"}),
+        ("(task-todo:agenda) OR (before:2026-11-25 path:Daily)", {"Meetings/Atlas Kickoff.md", "Daily/2026-11-24.md"}),
+        ("-tag:meeting OR path:Meetings", set(NOTES)),
+        ("(path:Maps raster) OR tag:meeting", {"Maps/Raster.md", "Meetings/Atlas Kickoff.md"}),
+        ("tag:meeting OR tag:decision OR file:quokka", {"Meetings/Atlas Kickoff.md", "Decisions/Postgres.md", "Inbox/Quokka.md"}),
+        ("path:Maps -(android phones)", {"Maps/Vector Tiles.md", "Maps/Raster.md"}),
+        ("path:Maps -(android rollout)", {"Maps/Vector Tiles.md", "Maps/Raster.md", "Maps/Android Tiles.md"}),
+    ],
+)
+def test_or_joins_any_two_parts_of_the_query_language(engine: Engine, query: str, expected: set[str]) -> None:
+    """`tag:atlas OR tag:maps` kept the notes of both filters (none) where each kept three, with no chip."""
+    found = engine.search(query, as_you_type=False, limit=50)
+    # Every note the query keeps, and none other: the flat scan fills the list inside a filter.
+    assert {hit.path for hit in found.hits} == expected, query
+    chips = [chip for chip in found.reading.chips if chip.kind in ("or", "exclude")]
+    assert chips and all(chip.written for chip in chips), found.reading.chips
+    # A chip's ✕ searches the query without the whole choice.
+    assert chips[-1].without == " ".join(query.replace(chips[-1].written, " ").split())

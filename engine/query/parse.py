@@ -3,8 +3,11 @@
 `"exact phrase"`, `-word`, `-"phrase"`, `a OR b`, `tag:x`, `path:` / `folder:`, `file:`,
 `[prop]`, `[prop:value]`, `task:` / `task-todo:` / `task-done:`, `after:DATE`, `before:DATE`,
 and plain time words ("last week", "yesterday's standup") are read off the query; what
-remains are the words every channel ranks by. Nothing here raises: an unbalanced quote
-or an unknown `foo:` is read as words, and `readings` says so. Every pass is linear.
+remains are the words every channel ranks by. `OR` joins any two parts of that language
+around it (`tag:atlas OR tag:maps`, `word OR path:Inbox`, `(tag:a -draft) OR "a phrase"`,
+parentheses grouping parts): a note must meet one of them (a `Choice`). Nothing here
+raises: an unbalanced quote or an unknown `foo:` is read as words, and `readings` says so.
+Every pass is linear, except that each level of parentheses reads its own text again.
 """
 
 from __future__ import annotations
@@ -72,6 +75,42 @@ class QueryFilter:
 
 
 @dataclass(frozen=True)
+class Condition:
+    """What a note must hold for one side of an `OR`: every part of it (they are ANDed).
+
+    The parts are the query language's: filters, words (each one required here, unlike
+    the words a query ranks by), phrases, exclusions, and choices of their own (from
+    parentheses). `negated` (`-(a b)`): the note must not meet all of them.
+    """
+
+    filters: tuple[QueryFilter, ...] = ()
+    words: tuple[str, ...] = ()
+    phrases: tuple[str, ...] = ()
+    excluded_words: tuple[str, ...] = ()
+    excluded_phrases: tuple[str, ...] = ()
+    choices: tuple[Choice, ...] = ()
+    negated: bool = False
+
+    @property
+    def all_words(self) -> tuple[str, ...]:
+        """Every word this condition requires, its choices' included."""
+        return (*self.words, *(word for choice in self.choices for word in choice.words))
+
+
+@dataclass(frozen=True)
+class Choice:
+    """Parts of a query joined by `OR`: a note is kept when it meets one of the options."""
+
+    options: tuple[Condition, ...]
+    written: str  # as typed, for its chip (and to take it out of the query)
+
+    @property
+    def words(self) -> tuple[str, ...]:
+        """The words the options require (a choice that holds the word being typed waits for it)."""
+        return tuple(word for option in self.options for word in option.all_words)
+
+
+@dataclass(frozen=True)
 class Query:
     """A parsed query as every channel receives it.
 
@@ -90,23 +129,28 @@ class Query:
     # Words joined by OR: each group holds the alternatives of one choice.
     alternatives: tuple[tuple[str, ...], ...] = ()
     filters: tuple[QueryFilter, ...] = ()
+    # OR between parts that are not all plain words (filters, phrases, groups): one of each.
+    choices: tuple[Choice, ...] = ()
     # How the query was read where that is not plain words ("unbalanced quote: read as words").
     readings: tuple[str, ...] = field(default=(), compare=False)
 
     @property
     def is_empty(self) -> bool:
-        """True when there is nothing to search for (no words, no filters, no phrases)."""
-        return not self.terms and not self.filters and not self.phrases
+        """True when there is nothing to search for (no words, no filters, no phrases, no choices)."""
+        return not self.terms and not self.filters and not self.phrases and not self.choices
 
     @property
     def only_filters(self) -> bool:
         """Filters and no words: the matching notes are listed, most recent first."""
-        return not self.terms and bool(self.filters or self.phrases)
+        return not self.terms and bool(self.filters or self.phrases or self.choices)
 
     @property
     def has_syntax(self) -> bool:
         """Whether the query used any operator (filters, phrases, exclusions, OR)."""
-        return bool(self.filters or self.phrases or self.excluded_words or self.excluded_phrases or self.alternatives)
+        return bool(
+            self.filters or self.phrases or self.excluded_words or self.excluded_phrases or self.alternatives
+            or self.choices
+        )  # fmt: skip
 
 
 def settled_text(query: Query) -> str:
@@ -140,7 +184,10 @@ def parse_query(
     filters: list[QueryFilter] = []
     phrases: list[str] = []
     excluded_phrases: list[str] = []
+    choices: list[Choice] = []
     rest = clean
+    if " OR " in rest or "(" in rest:
+        rest = _take_choices(rest, choices, readings, today, lexicon)
     if ":" in rest or "[" in rest:
         rest = _take_operators(rest, filters, readings)
     if '"' in rest:
@@ -190,8 +237,140 @@ def parse_query(
         excluded_phrases=tuple(excluded_phrases),
         alternatives=tuple(alternatives),
         filters=tuple(filters),
-        readings=tuple(readings),
+        choices=tuple(choices),
+        readings=tuple(dict.fromkeys(readings)),
     )
+
+
+def _take_choices(
+    text: str, choices: list[Choice], readings: list[str], today: dt.date | None, lexicon: Lexicon
+) -> str:
+    """Read `P OR Q …` between parts that are not all plain words, and parenthesised groups,
+    into choices; what is left (and the words of each part, which still rank) is returned.
+
+    A chain of plain words (`sync OR merge`) is left to `_take_alternatives`, and a group
+    outside any chain (`meeting (work OR meetup)`) is read without its parentheses, as
+    Obsidian reads them; `-(a b)` keeps out the notes that hold all of it.
+    """
+    parts = _parts(text)
+    out: list[str] = []
+    i = 0
+    while i < len(parts):
+        chain = [parts[i]]
+        while i + 2 < len(parts) and parts[i + 1] == "OR" and parts[i + 2] != "OR":
+            chain.append(parts[i + 2])
+            i += 2
+        i += 1
+        if len(chain) == 1:
+            part = chain[0]
+            if _is_group(part) and part.startswith("-"):
+                choices.append(Choice((_condition(part, readings, today, lexicon),), part))
+            elif _is_group(part):
+                out.append(part[1:-1])
+            else:
+                out.append(part)
+            continue
+        if all(_plain_word(part) for part in chain):
+            out.append(" OR ".join(chain))
+            continue
+        options = tuple(_condition(part, readings, today, lexicon) for part in chain)
+        choices.append(Choice(options, " OR ".join(chain)))
+        # Their words still rank, as an OR of words does; filters and exclusions do not.
+        out.extend(word for option in options if not option.negated for word in (*option.phrases, *option.all_words))
+    return " ".join(out)
+
+
+def _condition(part: str, readings: list[str], today: dt.date | None, lexicon: Lexicon) -> Condition:
+    """One side of an OR: the part (a group's parts) read as a query, every word of it required."""
+    negated = part.startswith("-(") and _is_group(part)
+    inner = part[2:-1] if negated else part[1:-1] if _is_group(part) else part
+    sub = parse_query(inner, as_you_type=False, today=today or dt.date.today(), lexicon=lexicon)
+    readings.extend(sub.readings)
+    word_choices = tuple(
+        Choice(tuple(Condition(words=(word,)) for word in group), " OR ".join(group)) for group in sub.alternatives
+    )
+    in_choices = {word for group in sub.alternatives for word in group}
+    phrase_words = {w for phrase in sub.phrases for w in (m.group(0).strip("'’-").lower() for m in _WORD.finditer(phrase))}
+    # A stop word has no index term: required, it would keep no note.
+    skipped = in_choices | phrase_words | set(lexicon.stop_words)
+    words = tuple(w for w in sub.terms if w not in skipped)
+    return Condition(
+        filters=sub.filters,
+        words=words,
+        phrases=sub.phrases,
+        excluded_words=sub.excluded_words,
+        excluded_phrases=sub.excluded_phrases,
+        choices=(*sub.choices, *word_choices),
+        negated=negated,
+    )
+
+
+def _is_group(part: str) -> bool:
+    return part.startswith(("(", "-(")) and part.endswith(")") and len(part) > (3 if part[0] == "-" else 2)
+
+
+def _plain_word(part: str) -> bool:
+    """A part that is a word as typed: no exclusion, quote, bracket, group or known operator."""
+    if part[:1] in ('-', '"', "[", "("):
+        return False
+    key = part.split(":", 1)[0].lower() if ":" in part else ""
+    return key not in _OPERATORS
+
+
+def _parts(text: str) -> list[str]:
+    """The query's top-level parts, left to right: `"a phrase"`, `[prop:x y]`, `key:"a value"`,
+    a balanced `( … )` group, or a run of non-blanks; each may start with `-`.
+
+    An unclosed quote, bracket or parenthesis ends at the next blank, as a word does.
+    Linear: the parentheses are paired in one pass first.
+    """
+    closes = _paired_parentheses(text)
+    parts: list[str] = []
+    at, end = 0, len(text)
+    while at < end:
+        if text[at] == " ":
+            at += 1
+            continue
+        start = at
+        body = at + 1 if text[at] == "-" and at + 1 < end else at
+        opener = text[body]
+        stop = -1
+        if opener == '"':
+            close = text.find('"', body + 1)
+            stop = close + 1 if close >= 0 else -1
+        elif opener == "[" and not text.startswith("[[", body):
+            close = text.find("]", body + 1)
+            stop = close + 1 if close >= 0 else -1
+        elif opener == "(":
+            stop = closes.get(body, -2) + 1
+        if stop <= 0:
+            stop = text.find(" ", body)
+            stop = end if stop < 0 else stop
+            quoted = text.find(':"', body, stop)
+            if quoted >= 0:  # key:"a value with blanks"
+                close = text.find('"', quoted + 2)
+                if close >= 0:
+                    stop = max(stop, close + 1)
+        parts.append(text[start:stop])
+        at = stop
+    return parts
+
+
+def _paired_parentheses(text: str) -> dict[int, int]:
+    """Each `(` that is closed, with the index of its `)`; parentheses inside quotes are text."""
+    pairs: dict[int, int] = {}
+    open_at: list[int] = []
+    quoted = False
+    for index, char in enumerate(text):
+        if char == '"':
+            quoted = not quoted
+        elif quoted:
+            continue
+        elif char == "(":
+            open_at.append(index)
+        elif char == ")" and open_at:
+            pairs[open_at.pop()] = index
+    return pairs
 
 
 def _take_operators(text: str, filters: list[QueryFilter], readings: list[str]) -> str:

@@ -1,4 +1,4 @@
-"""Query filters: the notes a query's filters, required phrases and exclusions leave to search in.
+"""Query filters: the notes a query's filters, required phrases, exclusions and `OR` choices leave to search in.
 
 Filters apply before fusion: the searcher hands every channel the same candidate set,
 so a filter never costs recall inside it. The facts filters read (tags, properties,
@@ -18,10 +18,14 @@ from dataclasses import dataclass
 from engine.catalog import Catalog
 from engine.entities import displayed_text, fold_case
 from engine.names import one_form
-from engine.query.parse import QueryFilter
+from engine.query.parse import Choice, Condition, QueryFilter
 from engine.vault.links import MD_LINK
 
-__all__ = ["FactsTable", "NoteFacts", "PhraseMatcher", "phrase_key", "text_has_phrase"]
+__all__ = ["FactsTable", "NoteFacts", "PhraseMatcher", "notes_meeting", "phrase_key", "text_has_phrase"]
+
+# The notes among the second argument that hold a word or a phrase (the searcher's full text,
+# else the notes' text).
+NotesHolding = Callable[[str, set[str]], set[str]]
 
 _SPACES = re.compile(r"\s+")
 _ALNUM_RUN = re.compile(r"[^\W_]+")
@@ -120,6 +124,34 @@ class FactsTable:
     def recent_first(self, paths: Collection[str]) -> list[str]:
         """`paths` by the day they are about, then modification time, newest first."""
         return sorted(paths, key=lambda p: (self.notes[p].date, self.notes[p].mtime, p), reverse=True)
+
+
+def notes_meeting(
+    choice: Choice, within: set[str], facts: FactsTable, with_word: NotesHolding, with_phrase: NotesHolding
+) -> set[str]:
+    """The notes among `within` that meet one of the choice's options (an `OR` of the query's parts)."""
+    kept: set[str] = set()
+    for option in choice.options:
+        kept |= _meeting(option, within - kept, facts, with_word, with_phrase)
+    return kept
+
+
+def _meeting(
+    condition: Condition, within: set[str], facts: FactsTable, with_word: NotesHolding, with_phrase: NotesHolding
+) -> set[str]:
+    """The notes among `within` that meet every part of `condition` (none of them when it is negated)."""
+    held = within & facts.matching(condition.filters) if condition.filters else set(within)
+    for phrase in condition.phrases:
+        held &= with_phrase(phrase, held)
+    for word in condition.words:
+        held &= with_word(word, held)
+    for word in condition.excluded_words:
+        held -= with_word(word, held)
+    for phrase in condition.excluded_phrases:
+        held -= with_phrase(phrase, held)
+    for choice in condition.choices:
+        held = notes_meeting(choice, held, facts, with_word, with_phrase)
+    return within - held if condition.negated else held
 
 
 def _fold(text: str) -> str:
