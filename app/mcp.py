@@ -19,6 +19,7 @@ from engine.console import exit_code
 from engine.errors import CairnError, IndexClosed, NoteExists, SaveConflict
 from engine.present import (
     backlink_to_json,
+    brief,
     context_to_json,
     note_to_json,
     results_to_json,
@@ -189,7 +190,7 @@ def build_server(engine: Engine, *, write: bool = False) -> FastMCP:
         if found is None:
             return {
                 "found": False,
-                "path": path,
+                "path": brief(path),
                 "nearest": [{"path": p, "title": t} for p, t in engine.nearest_notes(path)],
             }
         try:
@@ -278,5 +279,5 @@ def _known(engine: Engine, name: str) -> str:
     found = engine.find_note(name)
     if found is None:
         nearest = "; ".join(f"{title} ({path})" for path, title in engine.nearest_notes(name))
-        raise ToolError(f"no note named {name!r}" + (f"; nearest: {nearest}" if nearest else ""))
+        raise ToolError(f"no note named {brief(name)!r}" + (f"; nearest: {nearest}" if nearest else ""))
     return found

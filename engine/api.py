@@ -44,6 +44,7 @@ from engine.errors import (
 from engine.indexer import Indexer, ProgressFn
 from engine.indexes import Indexes
 from engine.lexicon import lexicon_for
+from engine.names import brief
 from engine.query import QueryPlan
 from engine.records import (
     Backlink,
@@ -1295,7 +1296,16 @@ class Engine:
     def _note_target(self, path: str) -> Path:
         if not path.lower().endswith(".md"):
             raise UnsafePath(f"only Markdown notes (.md) can be written: {path}")
-        return self.resolve_path(path)
+        target = self.resolve_path(path)
+        for folder in target.parents:
+            if folder == self.vault:
+                break
+            if folder.exists() and not folder.is_dir():
+                # A note used as a folder ("A.md/b.md"): no write could succeed, and it is
+                # the path that is wrong, not the disk.
+                where = folder.relative_to(self.vault).as_posix()
+                raise UnsafePath(f"{brief(where)} is a file, not a folder: no note can go inside it")
+        return target
 
     def _indexed(self, path: str, sha: str, *, also: Sequence[str] = ()) -> SaveResult:
         """Reindex what a file operation changed; the file is written whatever the index says."""
@@ -1434,10 +1444,10 @@ def _wikilink_name(path: str, note_paths: Sequence[str]) -> str:
 
 
 def _not_found(name: str, nearest: Sequence[tuple[str, str]]) -> str:
-    """"No note X" with the nearest titles, for a note named that does not exist."""
+    """"No note X" with the nearest titles, for a note named that does not exist (a long name cut)."""
     if not nearest:
-        return f"no note named {name!r}"
-    return f"no note named {name!r}; nearest: " + "; ".join(f"{title} ({path})" for path, title in nearest)
+        return f"no note named {brief(name)!r}"
+    return f"no note named {brief(name)!r}; nearest: " + "; ".join(f"{title} ({path})" for path, title in nearest)
 
 
 def _problem(exc: BaseException) -> str:

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engine.errors import EncodingMismatch, NoteExists, NoteNotEditable, NoteNotSaved, UnsafePath
-from engine.names import one_form, printable_path
+from engine.names import has_hidden_control, one_form, printable_path
 from engine.records import NoteText, TextFormat
 from engine.vault import SAVE_TEMP, NoteUnreadable, decode_note, link_spans, read_note_bytes
 
@@ -43,7 +43,10 @@ LINKED_BACKUP_PREFIX = ".cairn-linked-backup-"
 STALE_TEMP_S = 600.0
 # Lines in the changed middle of a note above which line endings are matched by position only.
 
-_UNSAFE_NAME = re.compile(r'[\\:*?"<>|#^\[\]\x00-\x1f]')
+# Characters Obsidian refuses in names, control characters (a line break, ESC, the C1 range)
+# and the invisible marks that reorder text around them (U+202E shows "a\u202eb.md" as
+# "a" then "b.md" reversed): a name holding them would be skipped by the scan, or show as another.
+_UNSAFE_NAME = re.compile(r'[\\:*?"<>|#^\[\]\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]')
 _LINE_ENDS = re.compile(r"\r\n?|\n")
 # In-process half of the save lock (the other half is a flock on the note's folder).
 _STRIPES = tuple(threading.Lock() for _ in range(64))
@@ -578,6 +581,11 @@ def note_path(folder: str, name: str) -> str:
     for text, what in ((folder, "folder"), (name, "name")):
         if any(0xD800 <= ord(char) <= 0xDFFF for char in text):
             raise UnsafePath(f"the {what} “{printable_path(text)}” is not valid Unicode (a byte that is not UTF-8)")
+    if has_hidden_control(folder):
+        # A folder is named as it is (it may exist); one named so is never scanned.
+        raise UnsafePath(
+            f"the folder “{printable_path(folder)}” holds a control character or a mark that reorders text"
+        )
     for part in folder.split("/"):
         if len(part.encode("utf-8")) > NAME_MAX_BYTES:
             raise UnsafePath(

@@ -11,7 +11,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from engine.names import printable_path
+from engine.names import brief, printable_path
 from engine.query.parse import query_without
 from engine.records import (
     CHANNEL_LABELS,
@@ -89,6 +89,7 @@ __all__ = [
     "backlink_to_json",
     "backlog_to_json",
     "badges",
+    "brief",
     "colliding_titles",
     "context_text",
     "context_to_json",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -106,6 +107,13 @@ def test_read_only_tools_answer_through_a_real_client_session(indexed: tuple[Pat
 
         unknown = await session.call_tool("backlinks", {"path": "No Such Note At All"})
         assert unknown.isError
+
+        # A pasted page as a note name is answered, not repeated whole (it was, in the error and the log).
+        huge = "N" * 100_000
+        for tool, arguments in (("why", {"query": "atlas", "note": huge}), ("backlinks", {"path": huge})):
+            refused_name = await session.call_tool(tool, arguments)
+            assert refused_name.isError and len(refused_name.content[0].text) < 2_000
+        assert len(json.dumps(await _call(session, "read", path=huge))) < 4_000
 
     _session(vault, index)(body)
     assert not (vault / "Nope.md").exists()
