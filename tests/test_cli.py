@@ -132,3 +132,20 @@ def test_human_search_shows_badges(sample_copy: Path, tmp_path: Path, capsys: py
     assert "Security Review" in out.splitlines()[0]
     assert "BM25 #1" in out and "keyword_exact" in out and "[SQLCipher]" in out
     assert "entities recognized" in out
+
+
+@pytest.mark.parametrize("query", ["-atlas", "-path:Projects", "-tag:meeting", '-"offline sync"'])
+def test_a_query_that_starts_with_a_dash_needs_no_double_dash(
+    sample_copy: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], query: str
+) -> None:
+    """`engine search VAULT -atlas` was an unknown option, and `-atlas` alone found nothing
+    where `-path:Archive` alone listed the notes outside it."""
+    common = [str(sample_copy), "--index-dir", str(tmp_path / "index"), "--no-model"]
+    assert main(["reindex", *common]) == 0
+    capsys.readouterr()
+    assert main(["search", *common, query, "--json", "--limit", "200"]) == 0
+    listed = [hit["path"] for hit in json.loads(capsys.readouterr().out)["hits"]]
+    assert main(["search", *common, "--json", "--limit", "200", "--", query]) == 0
+    assert [hit["path"] for hit in json.loads(capsys.readouterr().out)["hits"]] == listed
+    assert 10 < len(listed) < 63, "every note but those the exclusion leaves out"
+    assert main(["context", *common, query, "--max-tokens", "200"]) == 0

@@ -136,13 +136,16 @@ class Query:
 
     @property
     def is_empty(self) -> bool:
-        """True when there is nothing to search for (no words, no filters, no phrases, no choices)."""
-        return not self.terms and not self.filters and not self.phrases and not self.choices
+        """True when there is nothing to search for (no words, filters, phrases, exclusions or choices)."""
+        return not self.terms and not self.only_filters
 
     @property
     def only_filters(self) -> bool:
-        """Filters and no words: the matching notes are listed, most recent first."""
-        return not self.terms and bool(self.filters or self.phrases or self.choices)
+        """Filters and no words: the matching notes are listed, most recent first. An exclusion
+        alone (`-draft`) lists the notes without it, as a negated filter (`-path:Archive`) does."""
+        return not self.terms and bool(
+            self.filters or self.phrases or self.choices or self.excluded_words or self.excluded_phrases
+        )
 
     @property
     def has_syntax(self) -> bool:
