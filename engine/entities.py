@@ -13,7 +13,7 @@ from engine.lexicon import Lexicon
 from engine.lexicon.en import ENGLISH
 from engine.names import one_form
 from engine.tokens import CJK_CLASS, has_cjk
-from engine.vault.links import shown_links
+from engine.vault.links import MD_LINK, shown_links
 
 __all__ = [
     "LATIN_FOLDS",
@@ -52,8 +52,9 @@ _FILE_EXTENSIONS = (
     "exs", "erl", "hs", "ml", "clj", "nix", "tf",
 )
 # fmt: on
+# Not inside a percent-escaped name ("Caf%C3%A9%20Menu.md" holds no file name "20Menu.md").
 _FILE = re.compile(
-    r"(?<![\w./@\\-])(?:[\w\-]+/)*[\w\-]+(?:\.[\w\-]+)*\.(?:"
+    r"(?<![\w./@\\%-])(?:[\w\-]+/)*[\w\-]+(?:\.[\w\-]+)*\.(?:"
     + "|".join(_FILE_EXTENSIONS)
     + r")(?![\w/@\-])",
     re.IGNORECASE,
@@ -215,6 +216,12 @@ def extract_names(text: str, lexicon: Lexicon = ENGLISH) -> list[str]:
         url = m.group().rstrip(_URL_TAIL)
         if len(url) > 8:
             claim(m.start(), m.start() + len(url), url)
+    for m in MD_LINK.finditer(text) if "](" in text else ():
+        # A Markdown link's destination is the link's (an edge of its own), written for a
+        # machine: `Markdown%20Conventions.md` holds no name, and `20Conventions.md` is none.
+        start, end = m.span(3)
+        if start >= 0:
+            taken[start:end] = b"\x01" * (end - start)
     for m in _EMAIL.finditer(text) if "@" in text else ():
         claim(m.start(), m.end(), m.group())
     for m in _FILE.finditer(text):
