@@ -880,6 +880,12 @@ class Engine:
         return self._searcher.plan(query, as_you_type=as_you_type)
 
     # -- notes -----------------------------------------------------------------------
+    def _not_indexed(self, path: str) -> NoteNotFound:
+        """The error for a note the index lacks, saying why when the last reindex skipped its file
+        (too large, binary, unreadable …): a note list shows every note file, skipped ones too."""
+        reason = next((skipped.reason for skipped in self._catalog.skipped() if skipped.path == path), "")
+        return NoteNotFound(f"{path} (not indexed: {reason})" if reason else path)
+
     def resolve_path(self, path: str) -> Path:
         """The absolute file of a vault-relative path, refusing anything outside the vault.
 
@@ -917,7 +923,7 @@ class Engine:
         """
         info = self._catalog.note_info(path)
         if info is None:
-            raise NoteNotFound(path)
+            raise self._not_indexed(path)
         self._indexer.prefer(path)  # the notes a user reads get their vectors first
         body = self._catalog.note_body(path)
         text = self._current_text(path)
@@ -1051,7 +1057,7 @@ class Engine:
         """Hybrid "more like this": the note's title and opening text as a query."""
         info = self._catalog.note_info(path)
         if info is None:
-            raise NoteNotFound(path)
+            raise self._not_indexed(path)
         chunks = self._catalog.chunks_for(path)
         opening = " ".join(c.chunk.text for c in chunks[:1])[:400]
         results = self.search(f"{info.title} {opening}", limit=limit + 1, as_you_type=False)
@@ -1062,7 +1068,7 @@ class Engine:
         """Notes that name this note (title or alias, as whole words) without linking to it."""
         info = self._catalog.note_info(path)
         if info is None:
-            raise NoteNotFound(path)
+            raise self._not_indexed(path)
         linking = {row.source for row in self._catalog.links_to(path)}
         # A name longer than a line of prose is never written as a mention, and the
         # case-blind pattern compares each name at every word start of every line.
