@@ -552,7 +552,10 @@ def why_lines(report: WhyReport) -> list[str]:
         if c.status == "unavailable":
             lines.append(f"  {label:<5} unavailable")
             continue
-        where = f"rank {c.rank} of {c.listed}" if c.rank is not None else f"not in its {c.listed}"
+        if c.rank is not None:
+            where = f"rank {c.rank} of {c.listed}"
+        else:  # "not in its 0" said nothing: the channel returned no note at all
+            where = f"not in its {c.listed}" if c.listed else "found no note"
         score = f", score {c.score:.4f}" if c.score is not None else ""
         lines.append(f"  {label:<5} {where}{score}; fusion counts {c.counted}, factor {c.factor:g}, vote {c.vote:.4f}")
     lines.extend(f"  - {one_line(reason)}" for reason in report.reasons)

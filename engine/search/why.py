@@ -160,6 +160,8 @@ def _channel_reasons(
             return ["graph: not reached from " + (", ".join(results.recognized_entities) or "the entities it started from")]
         if name == "fulltext":
             return ["full text: no word of the query is in it" if listed < asked else f"full text: not among its first {listed}"]
+        if not listed:
+            return ["vectors: found no chunk for this query"]
         return [f"vectors: none of its chunks is among the {listed} nearest to the query"]
     if at > counted:
         return [f"{label} ranked it {_ordinal(at)}; fusion counts only its first {counted}"]
