@@ -1303,6 +1303,8 @@ class Engine:
         if not path.lower().endswith(".md"):
             raise UnsafePath(f"only Markdown notes (.md) can be written: {path}")
         target = self.resolve_path(path)
+        if target.is_dir():
+            raise UnsafePath(f"{brief(path)} is a folder, not a note")
         for folder in target.parents:
             if folder == self.vault:
                 break

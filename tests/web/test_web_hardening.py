@@ -360,6 +360,14 @@ def test_a_file_in_a_looping_directory_downloads_nothing(hardened: TestClient, s
     assert response.status_code in (400, 404)
 
 
+def test_a_folder_named_like_a_note_is_a_client_error(hardened: TestClient, small_engine: Engine) -> None:
+    (small_engine.vault / "Folder.md").mkdir(exist_ok=True)
+    for sha in (None, "0" * 64):
+        response = hardened.put("/api/notes/Folder.md", json={"text": "# x\n", "expected_sha": sha})
+        assert response.status_code == 400 and "Folder.md is a folder, not a note" in response.json()["message"]
+    assert (small_engine.vault / "Folder.md").is_dir() and not list((small_engine.vault / "Folder.md").iterdir())
+
+
 @pytest.mark.parametrize("sha", [None, "0" * 64])
 @pytest.mark.parametrize("path", ["Glossary/CRDT.md/x.md", "Glossary/CRDT.md/deeper/x.md"])
 def test_a_note_used_as_a_folder_is_a_client_error_and_writes_nothing(
