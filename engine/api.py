@@ -219,9 +219,10 @@ class Engine:
         self._stop_preparing()
         self._lock.release()  # the lock on a file no other process can open any more
         log.warning("the index at %s was removed or replaced while open; opening it again", self.index_dir)
+        # A file or a foreign folder put where the index was is refused as at open (ConfigError).
+        check_index_dir(self.vault, self.index_dir, self.config.excludes)
         with index_writes():
             self.index_dir.mkdir(parents=True, exist_ok=True)
-            check_index_dir(self.vault, self.index_dir, self.config.excludes)
             self._lock = WriterLock(self.index_dir / "writer.lock")
             self._open_all(keep_writer=held)
         removed = now is None

@@ -295,3 +295,17 @@ def test_a_note_written_the_moment_the_watcher_is_ready_is_indexed(sample_copy: 
         finally:
             watcher.stop()
         assert watcher.error is None
+
+
+def test_a_file_put_where_the_index_was_is_reported_and_the_watcher_waits_it_out(
+    watched: tuple[Engine, Batches],
+) -> None:
+    engine, batches = watched
+    start = len(batches.items)
+    shutil.rmtree(engine.index_dir)
+    engine.index_dir.write_text("not an index", encoding="utf-8")
+    items = batches.wait(lambda items: any(b.error for b in items[start:]), "the refusal")
+    assert "is a file, not a folder" in next(b.error for b in items[start:] if b.error)
+    engine.index_dir.unlink()
+    batches.wait(lambda items: any(b.report is not None and len(b.report.added) == 63 for b in items[start:]), "the rebuild")
+    assert engine.search("tombstone", as_you_type=False).hits[0].path == "Glossary/Tombstone.md"
