@@ -51,7 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    """Open the engine, bring the index up to date in the background, serve MCP on stdio until the client leaves."""
+    """Open the engine, bring the index up to date in the background and follow the vault, serve MCP on stdio until the client leaves."""
     try:
         return _serve(args)
     except CairnError as exc:
@@ -69,16 +69,32 @@ def _serve(args: argparse.Namespace) -> int:
     vault = Path(args.vault) if args.vault is not None else Path(config.vault).expanduser() if config.vault else Path.cwd()
     engine = open_engine(vault, config, index_dir=args.index_dir, no_model=getattr(args, "no_model", False))
     indexing: threading.Thread | None = None
+    # An agent's session lasts: notes changed in an editor meanwhile are followed, as the
+    # TUI and the web view follow them ([ui] watch).
+    watcher = engine.watcher() if config.ui.watch else None
+    leaving = threading.Lock()
+    left = threading.Event()
+
+    def index_then_watch() -> None:
+        _reindex(engine)
+        with leaving:
+            if watcher is not None and not left.is_set():
+                watcher.start()
+
     try:
         if not getattr(args, "no_index", False):
             # Searches answer at once from the index as it is; vector results join as embedding goes.
-            indexing = threading.Thread(target=_reindex, args=(engine,), name="cairn-mcp-index", daemon=True)
+            indexing = threading.Thread(target=index_then_watch, name="cairn-mcp-index", daemon=True)
             indexing.start()
         build_server(engine, write=getattr(args, "write", False)).run("stdio")
         return 0
     finally:
-        # The client left: the first index stops after its current batch, and what it wrote
-        # is committed before the engine closes (close waits for it too).
+        # The client left: the watcher stops, the first index stops after its current batch,
+        # and what it wrote is committed before the engine closes (close waits for it too).
+        with leaving:
+            left.set()
+        if watcher is not None:
+            watcher.stop()
         engine.stop()
         engine.close()
         if indexing is not None:

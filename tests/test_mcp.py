@@ -143,3 +143,43 @@ def test_write_tools_save_through_the_engine(lexical: tuple[Path, Path]) -> None
     assert (vault / "Inbox" / "Field trip.md").read_bytes() == b"# Field trip\n\nWith [[Priya Kumar]].\n"
     # The note keeps its CRLF line endings; the new line takes them too.
     assert windows.read_bytes() == b"# Windows note\r\n\r\nWritten on Windows.\r\nAppended line.\r\n"
+
+
+def test_a_session_follows_notes_changed_on_disk(tmp_path: Path) -> None:
+    """An agent's session lasts; a note written in an editor meanwhile must be found without a restart."""
+    import os
+    import sys
+    import time
+
+    import anyio
+    from mcp import StdioServerParameters
+    from mcp.client.stdio import stdio_client
+    from vault_copy import copy_sample_vault
+
+    vault = copy_sample_vault(tmp_path / "vault")
+    root = Path(__file__).resolve().parent.parent
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "app", "mcp", str(vault), "--index-dir", str(tmp_path / "index"), "--no-model"],
+        env={**os.environ, "PYTHONPATH": str(root), "XDG_CONFIG_HOME": str(tmp_path / "config")},
+        cwd=str(root),
+    )
+
+    async def found(session: ClientSession, word: str) -> list[str]:
+        return [hit["path"] for hit in (await _call(session, "search", query=word, limit=5))["hits"]]
+
+    async def main() -> None:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            deadline = time.monotonic() + 60
+            written = False
+            while True:
+                if not written and await found(session, "tombstone"):  # the first index is in
+                    (vault / "Inbox" / "Numbat.md").write_text("# Numbat\n\nnumbatword\n", encoding="utf-8")
+                    written = True
+                if written and "Inbox/Numbat.md" in await found(session, "numbatword"):
+                    break
+                assert time.monotonic() < deadline, "the note written on disk was never found"
+                await anyio.sleep(0.1)
+
+    anyio.run(main)
