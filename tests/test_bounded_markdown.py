@@ -21,7 +21,7 @@ from mdit_py_plugins.footnote.index import footnote_inline, footnote_ref
 from test_linear_time import _within_limit
 
 from engine.config import EngineConfig
-from engine.vault.bounded_markdown import INLINE_MARKS_BUDGET
+from engine.vault.bounded_markdown import BLOCK_LINES_BUDGET, INLINE_MARKS_BUDGET
 from engine.vault.markup import obsidian_markdown, parse_markdown
 
 OURS = obsidian_markdown()
@@ -108,5 +108,29 @@ def test_a_block_beyond_the_budget_is_shown_as_its_text() -> None:
     assert [child.type for child in inline[0].children or []][:3] == ["link_open", "text", "link_close"]
     assert [child.content for child in inline[1].children or []] == ["[" * (INLINE_MARKS_BUDGET + 10) + " tail"]
     assert "link_open" in [child.type for child in inline[2].children or []], "later blocks that fit are read"
-    shown = _within_limit(_shown_text, "x*y\n" * (INLINE_MARKS_BUDGET // 2 + 1))
-    assert shown.count("x*y") == INLINE_MARKS_BUDGET // 2 + 1, "every line is kept, marks as they are"
+    lines = 40_000  # within the block budget; six marks a line, over the inline one
+    assert 6 * lines > INLINE_MARKS_BUDGET and lines < BLOCK_LINES_BUDGET
+    shown = _within_limit(_shown_text, "*a*b*c*d*\n" * lines)
+    assert shown.count("*a*b*c*d*") == lines, "every line is kept, marks as they are"
+
+
+@pytest.mark.parametrize("unit", ["|a|b|\n", "- [ ] task\n", "## Notes\ntext\n", "a\n", "> quote\n"])
+def test_a_note_of_many_lines_is_read_fast_and_every_line_is_shown(unit: str) -> None:
+    # markdown-it's block rules cost up to ~40 microseconds a line: 8 MB of table rows took a
+    # minute to show. Past the block budget the lines are one block of plain text.
+    head = "|a|b|\n|-|-|\n" if unit.startswith("|") else ""
+    text = head + unit * ((MAX_NOTE_BYTES - len(head)) // len(unit))
+    assert _within_limit(_parse, text) > 0
+    tokens = parse_markdown(OURS, text)
+    rest = tokens[-1]
+    assert rest.type == "fence" and rest.meta["unparsed"] == text.count("\n") - BLOCK_LINES_BUDGET
+    assert rest.map == [BLOCK_LINES_BUDGET, text.count("\n")]
+    assert text.endswith(rest.content) and text.splitlines()[BLOCK_LINES_BUDGET] == rest.content.split("\n", 1)[0]
+
+
+def test_a_note_within_the_block_budget_is_read_whole() -> None:
+    text = "| a | b |\n|---|---|\n" + "| x | y |\n" * (BLOCK_LINES_BUDGET - 4) + "\nlast [[Link]]\n"
+    assert text.count("\n") == BLOCK_LINES_BUDGET
+    tokens = parse_markdown(OURS, text)
+    assert not any(token.meta and "unparsed" in token.meta for token in tokens)
+    assert tokens[-1].type == "paragraph_close"

@@ -27,7 +27,14 @@ from markdown_it.rules_core import StateCore
 from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 
-__all__ = ["INLINE_MARKS_BUDGET", "MAX_FOOTNOTE_LABEL", "bound_parsing"]
+__all__ = ["BLOCK_LINES_BUDGET", "INLINE_MARKS_BUDGET", "MAX_FOOTNOTE_LABEL", "bound_parsing", "over_budget_lines"]
+
+BLOCK_LINES_BUDGET = 50_000
+"""Lines of a note read for block structure; the lines after them are shown as plain text.
+
+markdown-it's block rules cost about 5-40 microseconds a line (a table row the most): an
+8 MB note of table rows took a minute to show. A note of prose this long is over 2 MB.
+"""
 
 INLINE_MARKS_BUDGET = 200_000
 """Mark characters (markdown-it's inline terminators) one note's text blocks are parsed for.
@@ -191,6 +198,28 @@ def _inline_within_budget(state: StateCore) -> None:
         else:
             token.children.extend(_plain_lines(token.content))
             token.meta = {**(token.meta or {}), "unparsed": count}
+
+
+def over_budget_lines(text: str) -> tuple[str, str, int]:
+    """`text` cut after BLOCK_LINES_BUDGET lines: (the lines to parse, the rest, the rest's first line)."""
+    at = -1
+    for _ in range(BLOCK_LINES_BUDGET):
+        at = text.find("\n", at + 1)
+        if at < 0:
+            return text, "", 0
+    return text[: at + 1], text[at + 1 :], BLOCK_LINES_BUDGET
+
+
+def plain_block(text: str, first_line: int) -> list[Token]:
+    """Lines shown as written, one code block (a single token, whatever their number) whose
+    source map starts at `first_line`; `meta["unparsed"]` says how many lines it holds."""
+    lines = text.count("\n") + (0 if text.endswith("\n") else 1)
+    block = Token("fence", "code", 0)
+    block.content = text if text.endswith("\n") else text + "\n"
+    block.markup = "```"
+    block.map = [first_line, first_line + lines]
+    block.meta = {"unparsed": lines}
+    return [block]
 
 
 def _plain_lines(content: str) -> list[Token]:

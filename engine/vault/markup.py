@@ -44,7 +44,7 @@ from mdit_py_plugins.footnote import footnote_plugin
 from mdit_py_plugins.front_matter import front_matter_plugin
 
 from engine.records import Link, NoteSection
-from engine.vault.bounded_markdown import bound_parsing
+from engine.vault.bounded_markdown import bound_parsing, over_budget_lines, plain_block
 from engine.vault.callouts import Callout, read_callout
 from engine.vault.links import WIKILINK, collector_paused, split_wikilink
 from engine.vault.sections import trailing_block_id, without_comments
@@ -193,10 +193,13 @@ def obsidian_markdown() -> MarkdownIt:
 def parse_markdown(md: MarkdownIt, text: str, context: RenderContext | None = None) -> list[Token]:
     """The tokens of a note's LF text (frontmatter included), read the Obsidian way.
 
-    Token maps are the file's 0-based lines: comments are taken out line for line.
+    Token maps are the file's 0-based lines: comments are taken out line for line. The lines
+    past the block budget (`BLOCK_LINES_BUDGET`) are one paragraph of plain text.
     """
     with collector_paused():
-        return md.parse(without_comments(text), {"cairn": context or _PLAIN})
+        head, rest, rest_line = over_budget_lines(without_comments(text))
+        tokens = md.parse(head, {"cairn": context or _PLAIN})
+        return tokens + plain_block(rest, rest_line) if rest else tokens
 
 
 def _context(env: Any) -> RenderContext:
