@@ -20,6 +20,7 @@ from engine.errors import CairnError, IndexClosed, NoteExists, SaveConflict
 from engine.present import (
     backlink_to_json,
     brief,
+    context_json_text,
     context_to_json,
     note_to_json,
     results_to_json,
@@ -174,15 +175,17 @@ def build_server(engine: Engine, *, write: bool = False) -> FastMCP:
         max_source_tokens: int | None = None,
         max_entity_tokens: int | None = None,
         depth: int = 2,
+        top_k: int | None = None,
     ) -> dict[str, Any]:
         """What a question needs from the vault: Sources (top chunks), Entities and Relationships, within token budgets.
 
         Args:
             question: the question, in words.
-            max_tokens: the whole budget (at least 1).
+            max_tokens: the whole budget (at least 1): all of the answer, as JSON, fits it.
             max_source_tokens: the sources' part (default 60%; at least 0).
             max_entity_tokens: the entities' part (default 20%; at least 0); relationships get the rest.
             depth: hops from the chunks' entities (0: only theirs; at least 0).
+            top_k: the most sources (default: as many as the budget holds).
         """
         try:
             bundle = engine.context(
@@ -191,6 +194,8 @@ def build_server(engine: Engine, *, write: bool = False) -> FastMCP:
                 max_source_tokens=max_source_tokens,
                 max_entity_tokens=max_entity_tokens,
                 depth=depth,
+                top_k=top_k,
+                render=context_json_text,
             )
         except CairnError as exc:
             raise failed(exc) from exc

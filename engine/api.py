@@ -70,6 +70,7 @@ from engine.records import (
     WhyReport,
 )
 from engine.search import Searcher, channel_depth
+from engine.search.ranking import STAGE_NAMES
 from engine.search.why import explain_rank
 from engine.storage import (
     WriterLock,
@@ -258,6 +259,7 @@ class Engine:
             chunk_entities=self._graph.chunk_entities,
             fuzzy=self._fulltext.fuzzy_search,
             relation=self._graph.relation,
+            embedded_chunks=lambda: self._vectors.chunk_count(),
         )
         self._indexer = Indexer(
             vault,
@@ -667,6 +669,7 @@ class Engine:
         graph_weight: float | None = None,
         max_hops: int | None = None,
         graph_seeding: GraphSeeding | None = None,
+        stages_off: Collection[str] = (),
     ) -> SearchResults:
         """Hybrid search with per-channel evidence.
 
@@ -681,6 +684,8 @@ class Engine:
                 the entities the query names).
             graph_seeding: where the graph walk starts for this search: "query" (the entities
                 the query names), "chunks" (those the text channels' top chunks name) or "both".
+            stages_off: ranking stages to switch off for this search (`engine eval --ablate`;
+                `STAGE_NAMES` lists them).
 
         Returns:
             Fused hits with evidence, per-channel status and timings, entities. A hybrid
@@ -705,6 +710,9 @@ class Engine:
             raise ConfigError(f"graph weight {graph_weight!r} is not a number from 0 to {MAX_GRAPH_WEIGHT:g}")
         if max_hops is not None and max_hops < 0:
             raise ConfigError(f"max hops {max_hops!r} is not a number of at least 0")
+        unknown = sorted(set(stages_off) - set(STAGE_NAMES))
+        if unknown:
+            raise ConfigError(f"no ranking stage named {', '.join(map(repr, unknown))} (known: {', '.join(STAGE_NAMES)})")
         if as_you_type:
             self._indexer.note_typing()  # the embedding backlog leaves the cores to the keystrokes
         results = self._searcher.search(
@@ -715,6 +723,7 @@ class Engine:
             graph_weight=graph_weight,
             max_hops=max_hops,
             seeding=graph_seeding,
+            stages_off=stages_off,
         )
         if ("vectors" in results.channels and self._embedder is None) or stale:
             channels_status = dict(results.channels)
@@ -781,6 +790,8 @@ class Engine:
         max_source_tokens: int | None = None,
         max_entity_tokens: int | None = None,
         depth: int = DEFAULT_DEPTH,
+        top_k: int | None = None,
+        render: context_module.Render | None = None,
     ) -> ContextBundle:
         """What a question needs from the vault: top chunks, the entities they lead to, and how those relate.
 
@@ -791,15 +802,20 @@ class Engine:
             max_source_tokens: the sources' budget (default 60% of the whole).
             max_entity_tokens: the entities' budget (default 20%); relationships get the rest.
             depth: hops of the walk over entity–entity edges (0: only the chunks' own entities).
+            top_k: the most sources (default: as many as the budget holds, of the top 20).
+            render: the form the context will be printed in (`engine.present.context_json_text`,
+                `context_text`); given, everything it prints fits `max_tokens`.
 
         Returns:
             Sources (chunk id, note, heading, text), entities (name, kind, description,
-            rank), relationships (source, target, named relation, linking words, weight,
-            rank), counts, budgets and tokens used.
+            rank), relationships (source, target, named relation, sentence, weight, rank),
+            counts, budgets and tokens used. Sources come from notes with confident
+            evidence only (`confident` says how many; none: the notes say so).
 
         Raises:
-            ConfigError: `max_tokens` is below 1, or another budget or `depth` is negative
-                (what `engine context` refuses, refused for every caller).
+            ConfigError: `max_tokens` is below 1, another budget or `depth` is negative (what
+                `engine context` refuses, refused for every caller), `top_k` is below 1, or
+                `max_tokens` cannot hold the printed frame of an empty context.
         """
         if max_tokens < 1:
             raise ConfigError(f"max_tokens {max_tokens} is not a budget of at least 1 token")
@@ -824,6 +840,8 @@ class Engine:
             max_source_tokens=max_source_tokens,
             max_entity_tokens=max_entity_tokens,
             depth=depth,
+            top_k=top_k,
+            render=render,
         )
 
     def _describe(self, entity: EntityInfo) -> str:

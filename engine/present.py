@@ -7,6 +7,7 @@ Every front end reads results through these functions, so a search looks the sam
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -578,7 +579,7 @@ def context_to_json(bundle: ContextBundle) -> dict[str, Any]:
         ],
         "relationships": [
             {"source": r.source, "target": r.target, "relation": r.relation, "evidence": r.evidence,
-             "words": list(r.words), "weight": r.weight, "rank": r.rank, "hop": r.hop, "tokens": r.tokens}
+             "sentence": r.sentence, "weight": r.weight, "rank": r.rank, "hop": r.hop, "tokens": r.tokens}
             for r in bundle.relationships
         ],
         "counts": {
@@ -588,6 +589,7 @@ def context_to_json(bundle: ContextBundle) -> dict[str, Any]:
             "neighbours": bundle.counts.neighbours,
             "left_out": bundle.counts.left_out,
         },
+        "confident": bundle.confident,
         "budgets": bundle.budgets,
         "used": bundle.used,
         "tokenizer": bundle.tokenizer,
@@ -598,6 +600,11 @@ def context_to_json(bundle: ContextBundle) -> dict[str, Any]:
             for name, st in bundle.channels.items()
         },
     }
+
+
+def context_json_text(bundle: ContextBundle) -> str:
+    """`engine context --json` as printed (and as the MCP server's `context` tool is counted)."""
+    return json.dumps(context_to_json(bundle), ensure_ascii=False, indent=2)
 
 
 def context_text(bundle: ContextBundle) -> str:
@@ -619,8 +626,8 @@ def context_text(bundle: ContextBundle) -> str:
     out.extend(["", "## Relationships"])
     for r in bundle.relationships:
         how = r.relation or r.evidence
-        words = f" — {' '.join(r.words)}" if r.words else ""
-        out.append(f"{r.rank}. {r.source} —{how}→ {r.target} (weight {r.weight:g}){words}")
+        said = f": “{r.sentence}”" if r.sentence else ""
+        out.append(f"{r.rank}. {r.source} —{how}→ {r.target} (weight {r.weight:g}){said}")
     if not bundle.relationships:
         out.append("(none)")
     counts = bundle.counts
@@ -629,7 +636,9 @@ def context_text(bundle: ContextBundle) -> str:
         f"counts: {counts.chunks} chunks, {counts.entities} entities ({counts.neighbours} neighbours), "
         f"{counts.relationships} relationships; tokens {bundle.used['total']}/{bundle.budgets['total']} "
         f"(sources {bundle.used['sources']}/{bundle.budgets['sources']}, entities {bundle.used['entities']}/"
-        f"{bundle.budgets['entities']}, relationships {bundle.used['relationships']}/{bundle.budgets['relationships']})",
+        f"{bundle.budgets['entities']}, relationships {bundle.used['relationships']}/{bundle.budgets['relationships']})"
+        + (f"; all of this {bundle.used['printed']}/{bundle.budgets['total']}" if "printed" in bundle.used else ""),
+        f"confident: {bundle.confident}",
         f"tokens counted as: {bundle.tokenizer}",
     ])
     out.extend(f"note: {note}" for note in bundle.notes)

@@ -8,7 +8,6 @@ Everything is read from the search's own fusion trace and re-fused as the search
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 
 from engine.config import FusionConfig
 from engine.records import CHANNEL_NAMES, ChannelWhy, SearchResults, WhyReport
@@ -57,7 +56,7 @@ def explain_rank(
         scores = trace.scores.get(name, ())
         at = ranked.index(path) + 1 if path in ranked else None
         counted = min(len(ranked), fusion.depths.get(name, len(ranked)))
-        factor = trace.factors.get(name, {}).get(path, 1.0)
+        factor = trace.factor(name, path)
         channels.append(
             ChannelWhy(
                 channel=name,
@@ -74,42 +73,16 @@ def explain_rank(
             _channel_reasons(name, at, len(ranked), counted, asked, factor, status.status, weights.get(name, 1.0), results)
         )
     reasons.extend(_kind_reasons(path, results, fusion))
-    if trace.relational and "graph" in trace.rankings and path not in trace.rankings["graph"]:
-        reasons.insert(0, f"the graph answered a relation question (its weight × {fusion.relational_graph_boost:g}) and did not reach this note")
+    structure = trace.record("structure")
+    boost = structure.weights.get("graph", 1.0) if structure is not None else 1.0
+    if boost > 1 and "graph" in trace.rankings and path not in trace.rankings["graph"]:
+        reasons.insert(0, f"the graph answered a relation question (its weight × {boost:g}) and did not reach this note")
     floored = [key for key in trace.floors if key != path]
     if floored and path not in trace.floors:
         names = ", ".join(titles.get(key, key) for key in floored[:3])
         reasons.append(f"{len(floored)} note(s) the query names by title or alias come first: {names}")
     if path in trace.floors:
         reasons.insert(0, "the query names this note by its title or an alias: it comes first")
-    kept_at = fusion.graph_kept_place
-    if rank is not None and fusion.graph_kept > 0 and kept_at <= rank <= kept_at + 1:
-        unkept = [key for key, _ in refuse(trace, replace(fusion, graph_kept=0))]
-        was = unkept.index(path) + 1 if path in unkept else rank
-        if was > rank:
-            reasons.append(
-                f"the graph ranks it in its first {fusion.graph_kept}, and the best of those the first "
-                f"{kept_at - 1} places lack takes place {kept_at} (it fused {_ordinal(was)})"
-            )
-        elif was < rank:
-            kept = titles.get(fused[kept_at - 1][0], fused[kept_at - 1][0])
-            reasons.append(f"place {kept_at} is kept for the graph's best answer, {kept}: it moved down from {_ordinal(was)}")
-    bridge_at = fusion.bridge_place
-    if rank is not None and trace.bridged_from and bridge_at > 0 and bridge_at <= rank <= bridge_at + 1:
-        unbridged = [key for key, _ in refuse(trace, replace(fusion, bridge_place=0))]
-        was = unbridged.index(path) + 1 if path in unbridged else rank
-        source = titles.get(trace.bridged_from, trace.bridged_from)
-        if was > rank:
-            names = ", ".join(trace.bridged.get(path, ())[:3])
-            reasons.append(
-                f"the question's next hop: it names {names}, as the first result, {source}, does, and matches "
-                f"words of the question that {source} does not; it takes place {bridge_at} (it fused {_ordinal(was)})"
-            )
-        elif was < rank:
-            moved = titles.get(fused[bridge_at - 1][0], fused[bridge_at - 1][0])
-            reasons.append(
-                f"place {bridge_at} is kept for the question's next hop from {source}, {moved}: it moved down from {_ordinal(was)}"
-            )
     if path in trace.fallback:
         reasons.insert(0, "no channel found it; only the flat scan of titles and fuzzy terms did")
     if rank is None:
@@ -182,10 +155,14 @@ def _factor_rule(name: str) -> str:
 
 
 def _kind_reasons(path: str, results: SearchResults, fusion: FusionConfig) -> list[str]:
+    """What the structure pack did to the note, where it ran."""
+    if results.trace.record("structure") is None:
+        return []
+    structure = fusion.structure
     kind = results.asked_kind
     out = []
-    if kind.label and kind.notes and path not in kind.notes and fusion.kind_factor < 1:
-        out.append(f"the query asks for {kind.label}; this note is not one, so every vote for it counts × {fusion.kind_factor:g}")
+    if kind.label and kind.notes and path not in kind.notes and structure.kind_factor < 1:
+        out.append(f"the query asks for {kind.label}; this note is not one, so every vote for it counts × {structure.kind_factor:g}")
     if results.answer_notes and path not in results.answer_notes:
-        out.append(f"a who-question the graph answers with people: the graph's vote for other notes counts × {fusion.answer_kind_factor:g}")
+        out.append(f"a who-question the graph answers with people: the graph's vote for other notes counts × {structure.answer_kind_factor:g}")
     return out

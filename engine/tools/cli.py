@@ -17,8 +17,8 @@ from engine.present import (
     NO_CONFIDENT_MATCH,
     asked_kind_text,
     badges,
+    context_json_text,
     context_text,
-    context_to_json,
     duration_text,
     highlighted,
     next_hop_text,
@@ -154,10 +154,11 @@ def build_parser() -> argparse.ArgumentParser:
     context = add("context", "Assemble what a question needs from the vault: top chunks, their entities and relationships.")
     vault_args(context)
     context.add_argument("question", help="the question")
-    context.add_argument("--max-tokens", type=positive_int, default=4000, metavar="N", help="the whole token budget (default 4000)")
+    context.add_argument("--max-tokens", type=positive_int, default=4000, metavar="N", help="the whole token budget: all that is printed fits it (default 4000)")
     context.add_argument("--max-source-tokens", type=non_negative_int, metavar="N", help="the sources' budget (default 60%% of the whole)")
     context.add_argument("--max-entity-tokens", type=non_negative_int, metavar="N", help="the entities' budget (default 20%%); relationships get the rest")
     context.add_argument("--depth", type=non_negative_int, default=2, metavar="D", help="hops of the walk from the chunks' entities (default 2; 0: only theirs)")
+    context.add_argument("--top-k", type=positive_int, metavar="K", help="the most sources (default: as many as the budget holds, of the top 20)")
     context.add_argument("--json", action="store_true", help="print one JSON object")
 
     status = add("status", "Show index counts, embedded fraction, skipped files, model and size.")
@@ -187,6 +188,16 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--per-query", type=Path, help="write one JSON line per query to this file")
     evaluate.add_argument("--limit", type=int, default=100, help="hits per search (default 100)")
     evaluate.add_argument("--qid-prefix", action="append", help="only queries whose id starts so (repeatable)")
+    evaluate.add_argument(
+        "--half",
+        choices=("tune", "check"),
+        help="only the queries of one half (split by a hash of the query id; tests/data/splits/)",
+    )
+    evaluate.add_argument(
+        "--ablate",
+        action="store_true",
+        help="run again with each ranking stage off, and report them beside plain RRF, per half and family",
+    )
     evaluate.add_argument("--min-ndcg", type=float, help="exit 6 when hybrid nDCG@10 is below this")
     evaluate.add_argument("--min-recall5", type=float, help="exit 6 when hybrid R@5 is below this")
     evaluate.add_argument("--min-mrr", type=float, help="exit 6 when hybrid MRR is below this")
@@ -431,17 +442,18 @@ def _context(args: argparse.Namespace) -> int:
     with _open(args) as engine:
         if engine.status().notes == 0:
             print("note: the index is empty; run `engine reindex VAULT` first", file=sys.stderr)
+        render = context_json_text if args.json else context_text
         bundle = engine.context(
             args.question,
             max_tokens=args.max_tokens,
             max_source_tokens=args.max_source_tokens,
             max_entity_tokens=args.max_entity_tokens,
             depth=args.depth,
+            top_k=args.top_k,
+            render=render,
         )
-    if args.json:
-        print(json.dumps(context_to_json(bundle), ensure_ascii=False, indent=2))
-    else:
-        sys.stdout.write(context_text(bundle))
+    # Printed exactly as counted: the budget bounds these characters.
+    sys.stdout.write(render(bundle) + ("\n" if args.json else ""))
     return Exit.OK
 
 
