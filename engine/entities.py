@@ -219,10 +219,10 @@ def extract_names(text: str, lexicon: Lexicon = ENGLISH) -> list[str]:
         if len(url) > 8:
             claim(m.start(), m.start() + len(url), url)
     for m in MD_LINK.finditer(text) if "](" in text else ():
-        # A Markdown link's destination is the link's (an edge of its own), written for a
-        # machine: `Markdown%20Conventions.md` holds no name, and `20Conventions.md` is none.
+        # A destination written for a machine (`<Markdown Conventions.md>`, `Markdown%20Conventions.md`)
+        # would give a piece of its name ("Conventions.md"); the link is an edge of its own.
         start, end = m.span(3)
-        if start >= 0:
+        if start >= 0 and any(char in text[start:end] for char in " %<"):
             taken[start:end] = b"\x01" * (end - start)
     for m in _EMAIL.finditer(text) if "@" in text else ():
         claim(m.start(), m.end(), m.group())
