@@ -16,9 +16,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from engine.console import exit_code
-from engine.errors import CairnError, NoteExists, SaveConflict
+from engine.errors import CairnError, IndexClosed, NoteExists, SaveConflict
 from engine.present import (
     backlink_to_json,
+    brief,
     context_json_text,
     context_to_json,
     note_to_json,
@@ -51,7 +52,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    """Open the engine, bring the index up to date in the background, serve MCP on stdio until the client leaves."""
+    """Open the engine, bring the index up to date in the background and follow the vault, serve MCP on stdio until the client leaves."""
     try:
         return _serve(args)
     except CairnError as exc:
@@ -68,14 +69,37 @@ def _serve(args: argparse.Namespace) -> int:
     config = load_config(getattr(args, "config", None))
     vault = Path(args.vault) if args.vault is not None else Path(config.vault).expanduser() if config.vault else Path.cwd()
     engine = open_engine(vault, config, index_dir=args.index_dir, no_model=getattr(args, "no_model", False))
+    indexing: threading.Thread | None = None
+    # An agent's session lasts: notes changed in an editor meanwhile are followed, as the
+    # TUI and the web view follow them ([ui] watch).
+    watcher = engine.watcher() if config.ui.watch else None
+    leaving = threading.Lock()
+    left = threading.Event()
+
+    def index_then_watch() -> None:
+        _reindex(engine)
+        with leaving:
+            if watcher is not None and not left.is_set():
+                watcher.start()
+
     try:
         if not getattr(args, "no_index", False):
             # Searches answer at once from the index as it is; vector results join as embedding goes.
-            threading.Thread(target=_reindex, args=(engine,), name="cairn-mcp-index", daemon=True).start()
+            indexing = threading.Thread(target=index_then_watch, name="cairn-mcp-index", daemon=True)
+            indexing.start()
         build_server(engine, write=getattr(args, "write", False)).run("stdio")
         return 0
     finally:
+        # The client left: the watcher stops, the first index stops after its current batch,
+        # and what it wrote is committed before the engine closes (close waits for it too).
+        with leaving:
+            left.set()
+        if watcher is not None:
+            watcher.stop()
+        engine.stop()
         engine.close()
+        if indexing is not None:
+            indexing.join()
         if sys.stdout.closed:
             # The transport closes stdout when the client leaves; what flushes it at exit gets a sink.
             sys.stdout = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115
@@ -84,12 +108,19 @@ def _serve(args: argparse.Namespace) -> int:
 def _reindex(engine: Engine) -> None:
     try:
         engine.reindex()
+    except IndexClosed:
+        return  # the client left before the index was brought up to date: the next start does it
     except CairnError as exc:  # another process writes the index, a full disk: searches still answer
         print(f"cairn mcp: not indexed: {exc.title}: {exc}", file=sys.stderr)
 
 
 def _limit(value: int) -> int:
-    return max(1, min(_MAX_LIMIT, value))
+    """A tool's `limit`, at most _MAX_LIMIT; below 1 is refused, as `engine search --limit` refuses it."""
+    from mcp.server.fastmcp.exceptions import ToolError
+
+    if value < 1:
+        raise ToolError(f"limit {value} is not a number of at least 1")
+    return min(_MAX_LIMIT, value)
 
 
 def build_server(engine: Engine, *, write: bool = False) -> FastMCP:
@@ -150,10 +181,10 @@ def build_server(engine: Engine, *, write: bool = False) -> FastMCP:
 
         Args:
             question: the question, in words.
-            max_tokens: the whole budget: all of the answer, as JSON, fits it.
-            max_source_tokens: the sources' part (default 60%).
-            max_entity_tokens: the entities' part (default 20%); relationships get the rest.
-            depth: hops from the chunks' entities (0: only theirs).
+            max_tokens: the whole budget (at least 1): all of the answer, as JSON, fits it.
+            max_source_tokens: the sources' part (default 60%; at least 0).
+            max_entity_tokens: the entities' part (default 20%; at least 0); relationships get the rest.
+            depth: hops from the chunks' entities (0: only theirs; at least 0).
             top_k: the most sources (default: as many as the budget holds).
         """
         try:
@@ -162,7 +193,7 @@ def build_server(engine: Engine, *, write: bool = False) -> FastMCP:
                 max_tokens=max_tokens,
                 max_source_tokens=max_source_tokens,
                 max_entity_tokens=max_entity_tokens,
-                depth=max(0, depth),
+                depth=depth,
                 top_k=top_k,
                 render=context_json_text,
             )
@@ -180,7 +211,7 @@ def build_server(engine: Engine, *, write: bool = False) -> FastMCP:
         if found is None:
             return {
                 "found": False,
-                "path": path,
+                "path": brief(path),
                 "nearest": [{"path": p, "title": t} for p, t in engine.nearest_notes(path)],
             }
         try:
@@ -269,5 +300,5 @@ def _known(engine: Engine, name: str) -> str:
     found = engine.find_note(name)
     if found is None:
         nearest = "; ".join(f"{title} ({path})" for path, title in engine.nearest_notes(name))
-        raise ToolError(f"no note named {name!r}" + (f"; nearest: {nearest}" if nearest else ""))
+        raise ToolError(f"no note named {brief(name)!r}" + (f"; nearest: {nearest}" if nearest else ""))
     return found

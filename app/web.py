@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import html
+import os
 import secrets
+import shutil
 import socket
 import sys
+import tempfile
+import threading
+import time
 import webbrowser
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from engine.console import exit_code
@@ -51,6 +57,46 @@ def bind(port: int) -> socket.socket:
     return sock
 
 
+def launch_page(port: int, token: str, directory: Path) -> Path:
+    """A private page in `directory` that sends the browser to the web view with the token.
+
+    A process's arguments are readable by every local user (`ps`), so the browser is
+    given this file's name, never the token: the file is the user's alone (0600 in a 0700
+    folder) and hands the token over in the URL's fragment, which never leaves the browser.
+    """
+    target = html.escape(f"http://{HOST}:{port}/#token={token}", quote=True)
+    page = (
+        "<!doctype html>\n<meta charset=utf-8>\n<title>Cairn</title>\n"
+        f'<meta http-equiv="refresh" content="0;url={target}">\n'
+        f'<p><a href="{target}">Open Cairn</a></p>\n'
+    )
+    path = directory / "open.html"
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+        handle.write(page)
+    return path
+
+
+def open_browser_when_serving(started: Callable[[], bool], url: str, *, wait_s: float = 30.0) -> threading.Thread:
+    """Open `url` in the browser from a daemon thread once `started()` holds.
+
+    A console browser (lynx, w3m, `www-browser`) or a `$BROWSER` wrapper only returns once
+    it has shown the page, so the server must already be answering and must never wait
+    for the browser.
+    """
+
+    def run() -> None:
+        deadline = time.monotonic() + wait_s
+        while not started() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        with contextlib.suppress(webbrowser.Error, OSError):
+            webbrowser.open(url)
+
+    thread = threading.Thread(target=run, name="cairn-web-browser", daemon=True)
+    thread.start()
+    return thread
+
+
 def main(argv: Sequence[str] | argparse.Namespace | None = None) -> int:
     """Open the engine, reindex in the background, print the URL and serve until Ctrl+C."""
     args = argv if isinstance(argv, argparse.Namespace) else build_parser().parse_args(argv)
@@ -81,19 +127,21 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"cairn web: cannot listen on {HOST}:{port}: {exc.strerror or exc}", file=sys.stderr)
         return 1
     engine = open_engine(vault, config, index_dir=args.index_dir, no_model=getattr(args, "no_model", False))
+    private_dir: Path | None = None
     try:
         bound_port = sock.getsockname()[1]
         token = secrets.token_urlsafe(24)
-        app = build_app(engine, token, port=bound_port)
+        app = build_app(engine, token, port=bound_port, watch=config.ui.watch)
         url = f"http://{HOST}:{bound_port}/?token={token}"
         print(url, flush=True)
         print(f"Serving {engine.vault} — press Ctrl+C to stop.", file=sys.stderr)
-        if not getattr(args, "no_open", False):
-            # The socket already listens, so the browser's request waits in the backlog.
-            webbrowser.open(url)
         server = uvicorn.Server(
             uvicorn.Config(app, log_level="warning", proxy_headers=False, server_header=False, lifespan="on")
         )
+        if not getattr(args, "no_open", False):
+            private_dir = Path(tempfile.mkdtemp(prefix="cairn-web-"))
+            page = launch_page(bound_port, token, private_dir)
+            open_browser_when_serving(lambda: server.started, page.as_uri())
         # uvicorn shuts down gracefully on Ctrl+C, then re-raises the signal: a normal stop.
         with contextlib.suppress(KeyboardInterrupt):
             server.run(sockets=[sock])
@@ -101,6 +149,8 @@ def _serve(args: argparse.Namespace) -> int:
     finally:
         sock.close()
         engine.close()
+        if private_dir is not None:
+            shutil.rmtree(private_dir, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -31,6 +31,7 @@ from engine.entities import normalize
 from engine.errors import (
     CairnError,
     ConfigError,
+    IndexClosed,
     IndexLocked,
     ModelUnavailable,
     NoteExists,
@@ -43,6 +44,7 @@ from engine.errors import (
 from engine.indexer import Indexer, ProgressFn
 from engine.indexes import Indexes
 from engine.lexicon import lexicon_for
+from engine.names import brief
 from engine.pickers import choose_notes
 from engine.query import QueryPlan
 from engine.records import (
@@ -160,20 +162,91 @@ class Engine:
         # Set when a reindex stopped half-way (a full disk): the catalog may hold notes
         # that the derived indexes and the link table do not reflect yet.
         self._derived_lag = False
+        self._rescan_due = False  # set when the index was recreated under this process
+        self._closed = False
         self._lock = WriterLock(index_dir / "writer.lock")
         self._answers: AnswerServer | None = None
-        # Repairs write to the index, so only a process that can take the writer lock
-        # makes them; while another process writes, this one just reads.
         with index_writes():  # `open` builds an engine inside _long_lived_heap
-            self._can_repair = self._lock.try_acquire()
+            self._open_all()
+        if self._catalog_replaced and self._can_repair:
+            # The notes are still on disk: rebuild the lexical index now; embedding
+            # comes with the next reindex (cached vectors were salvaged where possible).
+            self.reindex(embed=False)
+
+    def _open_all(self, *, keep_writer: bool = False) -> None:
+        """Open the index's parts, check that they are this vault's, and build the search on them.
+
+        Repairs write to the index, so only a process that can take the writer lock makes
+        them; while another process writes, this one just reads. `keep_writer`: stay the
+        writer afterwards (a watcher that held the index before it was reopened).
+
+        Raises:
+            ConfigError: the index was built for another vault.
+        """
+        self._can_repair = self._lock.try_acquire()
+        try:
+            if self._can_repair:
+                notes.remove_stale_temps(notes.stale_temps_in(self._temp_dir))
+            self._open_indexes()
             try:
-                if self._can_repair:
-                    notes.remove_stale_temps(notes.stale_temps_in(self._temp_dir))
-                self._open_indexes()
-                self._start(vault, config, embedder)
-            finally:
-                if self._can_repair:
-                    self._lock.release()
+                self._indexes.claim(self.vault)
+            except ConfigError:
+                self._indexes.close()
+                raise
+            self._start(self.vault, self.config, self._embedder)
+        finally:
+            if self._can_repair and not keep_writer:
+                self._lock.release()
+        self._identity = self._index_identity()
+
+    def _index_identity(self) -> tuple[int, int] | None:
+        """Which catalog file the index's name holds now (device, inode), None when there is none."""
+        try:
+            found = (self.index_dir / "catalog.sqlite").stat()
+        except OSError:
+            return None
+        return (found.st_dev, found.st_ino)
+
+    def _reopen_if_replaced(self, *, recreate: bool) -> bool:
+        """Open the index again when its folder or catalog is no longer the one this process opened.
+
+        The index folder deleted (or moved, or rebuilt by another process) under a running
+        process leaves it holding files nobody else sees: its writes would go nowhere and
+        another process could take the writer lock on a new file beside it. `recreate`: a
+        writer's turn, which recreates a removed index (the next reindex fills it from the
+        vault); a reader only follows a catalog another process put in its place.
+        """
+        now = self._index_identity()
+        if now == self._identity or (now is None and not recreate):
+            return False
+        held = self._lock.held_here
+        old_indexes, old_searcher, old_catalog = self._indexes, self._searcher, self._catalog
+        self._stop_preparing()
+        self._lock.release()  # the lock on a file no other process can open any more
+        log.warning("the index at %s was removed or replaced while open; opening it again", self.index_dir)
+        # A file or a foreign folder put where the index was is refused as at open (ConfigError).
+        check_index_dir(self.vault, self.index_dir, self.config.excludes)
+        with index_writes():
+            self.index_dir.mkdir(parents=True, exist_ok=True)
+            self._lock = WriterLock(self.index_dir / "writer.lock")
+            self._open_all(keep_writer=held)
+        removed = now is None
+        if removed and self._can_repair:
+            # Embedding is the slow part: the vectors cached in the catalog this process
+            # still holds open come across, so rebuilding re-embeds nothing.
+            for model_id, rows in old_catalog.cached_embeddings():
+                self._catalog.store_embeddings(model_id, rows)
+        old_searcher.close()
+        old_indexes.close()
+        if removed:
+            self.repairs.append("the index folder was removed while in use; rebuilt from the notes")
+        self._rescan_due = self._rescan_due or removed
+        return True
+
+    def index_replaced(self) -> bool:
+        """Whether the index folder or its catalog is no longer the one this process opened
+        (deleted, or rebuilt by another process); the next reindex opens it again."""
+        return self._index_identity() != self._identity
 
     def _start(self, vault: Path, config: EngineConfig, embedder: Embedder | None) -> None:
         self._searcher = Searcher(
@@ -205,10 +278,6 @@ class Engine:
         )
         self._seen_state = self._indexes.state()
         self._last_refresh_check = time.monotonic()
-        if self._catalog_replaced and self._can_repair:
-            # The notes are still on disk: rebuild the lexical index now; embedding
-            # comes with the next reindex (cached vectors were salvaged where possible).
-            self.reindex(embed=False)
 
     def prepare_for_typing(self, *, wait: bool = False) -> None:
         """Build, in the background, the tables that the first keystrokes would otherwise
@@ -248,7 +317,7 @@ class Engine:
 
     def _prepare_in_background(self) -> None:
         with self._prepare_state:
-            if getattr(self, "_closed", False):
+            if self._closed:
                 return
             if self._preparing:
                 self._prepare_again = True
@@ -266,7 +335,7 @@ class Engine:
             except Exception:  # the search path builds them itself; this is only ahead of time
                 log.debug("preparing the search tables failed", exc_info=True)
             with self._prepare_state:
-                if not self._prepare_again or getattr(self, "_closed", False):
+                if not self._prepare_again or self._closed:
                     self._preparing = False
                     return
                 self._prepare_again = False
@@ -360,10 +429,10 @@ class Engine:
         this process is reindexing, which keeps its own views current.
         """
         self._last_refresh_check = time.monotonic()
-        if not self._reindex_lock.acquire(blocking=False):
+        if self._closed or not self._reindex_lock.acquire(blocking=False):
             return False
         try:
-            return self._catch_up()
+            return self._reopen_if_replaced(recreate=False) or self._catch_up()
         finally:
             self._reindex_lock.release()
 
@@ -424,8 +493,13 @@ class Engine:
         self._lock.release()
 
     def close(self) -> None:
-        """Release the index (closing twice is harmless)."""
-        if getattr(self, "_closed", False):
+        """Release the index (closing twice is harmless).
+
+        A reindex running on another thread (a front end's first index) is asked to stop
+        after its current batch and waited for: what it writes is committed before the
+        catalog and channels close under it. A reindex asked for afterwards raises IndexClosed.
+        """
+        if self._closed:
             return
         self._closed = True
         answers = getattr(self, "_answers", None)
@@ -433,11 +507,18 @@ class Engine:
             answers.close()  # before the channels it searches go
         self._indexer.request_stop()
         self._stop_preparing()
+        with self._reindex_lock:
+            self._close_indexes()
+
+    def _close_indexes(self) -> None:
         self._searcher.close()
         # The search side's memory (the vector index above all) goes before the graph is
         # pickled for its save, so that the two never add up at the end of a session.
         self._indexes.close(keep=("graph",))
-        writer = self._lock.try_acquire()
+        try:
+            writer = self._lock.try_acquire()
+        except OSError:  # the index folder is gone: there is nothing to save into
+            writer = False
         if writer:  # only the writer saves
             try:
                 self._graph.save()  # incremental updates since the last save
@@ -495,8 +576,11 @@ class Engine:
             IndexWriteFailed: the disk is full or the index is read-only; nothing is
                 lost, and the next reindex catches up with what this one could not write.
         """
-        backlog = embed and paths is None and self._embedder is not None
         with self._writer_turn(), self._lock.held(), index_writes():
+            recreated, self._rescan_due = self._rescan_due, False
+            if recreated:
+                paths = None  # the index was recreated empty: the whole vault goes into it
+            backlog = embed and paths is None and self._embedder is not None
             self._catch_up()  # another process may have written since this one last looked
             # This process's own failure, or another writer's: killed after its catalog
             # batch and before its commit, it left the channels behind the catalog.
@@ -507,6 +591,7 @@ class Engine:
                 self._commit_generations()
             except BaseException:
                 self._derived_lag = True
+                self._rescan_due = recreated
                 raise
         if paths is None:
             gc.freeze()  # a full pass may have rebuilt the graph: out of the collector's scans (_long_lived_heap)
@@ -536,6 +621,8 @@ class Engine:
                         self._commit_generations()
             except IndexLocked:
                 return total  # another process took over writing; it embeds the rest
+            except IndexClosed:
+                return total  # the engine closed meanwhile: what was embedded is committed
             total += done
             if not self._writers_waiting():
                 return total
@@ -554,6 +641,9 @@ class Engine:
                 self._waiting_writers -= 1
                 self._turn.notify_all()
         try:
+            if self._closed:
+                raise IndexClosed("the engine was closed; nothing was indexed")
+            self._reopen_if_replaced(recreate=True)
             yield
         finally:
             self._reindex_lock.release()
@@ -749,9 +839,17 @@ class Engine:
             evidence only (`confident` says how many; none: the notes say so).
 
         Raises:
-            ConfigError: a budget is negative, `top_k` is below 1, or `max_tokens` cannot
-                hold the printed frame of an empty context.
+            ConfigError: `max_tokens` is below 1, another budget or `depth` is negative (what
+                `engine context` refuses, refused for every caller), `top_k` is below 1, or
+                `max_tokens` cannot hold the printed frame of an empty context.
         """
+        if max_tokens < 1:
+            raise ConfigError(f"max_tokens {max_tokens} is not a budget of at least 1 token")
+        for name, budget in (("max_source_tokens", max_source_tokens), ("max_entity_tokens", max_entity_tokens)):
+            if budget is not None and budget < 0:
+                raise ConfigError(f"{name} {budget} is not a budget of at least 0 tokens")
+        if depth < 0:
+            raise ConfigError(f"depth {depth} is not a number of hops of at least 0")
         results = self.search(question, limit=context_module.SOURCE_CANDIDATES, as_you_type=False)
         plan = self.plan(question, as_you_type=False)
         counter = context_module.TokenCounter(self._embedder, self._embedder.model_id if self._embedder else "")
@@ -839,6 +937,12 @@ class Engine:
         return self._searcher.plan(query, as_you_type=as_you_type)
 
     # -- notes -----------------------------------------------------------------------
+    def _not_indexed(self, path: str) -> NoteNotFound:
+        """The error for a note the index lacks, saying why when the last reindex skipped its file
+        (too large, binary, unreadable …): a note list shows every note file, skipped ones too."""
+        reason = next((skipped.reason for skipped in self._catalog.skipped() if skipped.path == path), "")
+        return NoteNotFound(f"{path} (not indexed: {reason})" if reason else path)
+
     def resolve_path(self, path: str) -> Path:
         """The absolute file of a vault-relative path, refusing anything outside the vault.
 
@@ -876,7 +980,7 @@ class Engine:
         """
         info = self._catalog.note_info(path)
         if info is None:
-            raise NoteNotFound(path)
+            raise self._not_indexed(path)
         self._indexer.prefer(path)  # the notes a user reads get their vectors first
         body = self._catalog.note_body(path)
         text = self._current_text(path)
@@ -1010,7 +1114,7 @@ class Engine:
         """Hybrid "more like this": the note's title and opening text as a query."""
         info = self._catalog.note_info(path)
         if info is None:
-            raise NoteNotFound(path)
+            raise self._not_indexed(path)
         chunks = self._catalog.chunks_for(path)
         opening = " ".join(c.chunk.text for c in chunks[:1])[:400]
         results = self.search(f"{info.title} {opening}", limit=limit + 1, as_you_type=False)
@@ -1021,7 +1125,7 @@ class Engine:
         """Notes that name this note (title or alias, as whole words) without linking to it."""
         info = self._catalog.note_info(path)
         if info is None:
-            raise NoteNotFound(path)
+            raise self._not_indexed(path)
         linking = {row.source for row in self._catalog.links_to(path)}
         # A name longer than a line of prose is never written as a mention, and the
         # case-blind pattern compares each name at every word start of every line.
@@ -1255,7 +1359,18 @@ class Engine:
     def _note_target(self, path: str) -> Path:
         if not path.lower().endswith(".md"):
             raise UnsafePath(f"only Markdown notes (.md) can be written: {path}")
-        return self.resolve_path(path)
+        target = self.resolve_path(path)
+        if target.is_dir():
+            raise UnsafePath(f"{brief(path)} is a folder, not a note")
+        for folder in target.parents:
+            if folder == self.vault:
+                break
+            if folder.exists() and not folder.is_dir():
+                # A note used as a folder ("A.md/b.md"): no write could succeed, and it is
+                # the path that is wrong, not the disk.
+                where = folder.relative_to(self.vault).as_posix()
+                raise UnsafePath(f"{brief(where)} is a file, not a folder: no note can go inside it")
+        return target
 
     def _indexed(self, path: str, sha: str, *, also: Sequence[str] = ()) -> SaveResult:
         """Reindex what a file operation changed; the file is written whatever the index says."""
@@ -1400,10 +1515,10 @@ def _wikilink_name(path: str, note_paths: Sequence[str]) -> str:
 
 
 def _not_found(name: str, nearest: Sequence[tuple[str, str]]) -> str:
-    """"No note X" with the nearest titles, for a note named that does not exist."""
+    """"No note X" with the nearest titles, for a note named that does not exist (a long name cut)."""
     if not nearest:
-        return f"no note named {name!r}"
-    return f"no note named {name!r}; nearest: " + "; ".join(f"{title} ({path})" for path, title in nearest)
+        return f"no note named {brief(name)!r}"
+    return f"no note named {brief(name)!r}; nearest: " + "; ".join(f"{title} ({path})" for path, title in nearest)
 
 
 def _problem(exc: BaseException) -> str:

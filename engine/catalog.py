@@ -693,6 +693,25 @@ class Catalog:
                 [(model_id, sha, np.asarray(vec, dtype=np.float32).tobytes()) for sha, vec in rows],
             )
 
+    def cached_embeddings(self, batch: int = 512) -> Iterator[tuple[str, list[tuple[str, npt.NDArray[np.float32]]]]]:
+        """Every cached vector as (model id, rows) batches, read through a connection this
+        catalog already has: its file may have been removed since (the index folder deleted
+        under a running process), and a new connection would open a new, empty file."""
+        with self._write_lock:
+            conns = list(self._all_conns())
+        if not conns:
+            return
+        try:
+            cursor = conns[0].execute("SELECT model_id, text_sha, vector FROM embeddings")
+            while rows := cursor.fetchmany(batch):
+                found: dict[str, list[tuple[str, npt.NDArray[np.float32]]]] = {}
+                for model_id, sha, blob in rows:
+                    if isinstance(blob, bytes) and len(blob) % 4 == 0:
+                        found.setdefault(str(model_id), []).append((str(sha), np.frombuffer(blob, dtype=np.float32)))
+                yield from found.items()
+        except sqlite3.Error as exc:  # what could not be read is embedded again
+            log.info("cached embeddings not all recovered: %s", exc)
+
     def chunk_vectors(
         self, model_id: str, chunk_ids: Iterable[int] | None = None
     ) -> Iterator[tuple[int, npt.NDArray[np.float32]]]:

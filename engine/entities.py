@@ -13,7 +13,7 @@ from engine.lexicon import Lexicon
 from engine.lexicon.en import ENGLISH
 from engine.names import one_form
 from engine.tokens import CJK_CLASS, has_cjk
-from engine.vault.links import shown_links
+from engine.vault.links import MD_LINK, shown_links
 
 __all__ = [
     "LATIN_FOLDS",
@@ -218,6 +218,12 @@ def extract_names(text: str, lexicon: Lexicon = ENGLISH) -> list[str]:
         url = m.group().rstrip(_URL_TAIL)
         if len(url) > 8:
             claim(m.start(), m.start() + len(url), url)
+    for m in MD_LINK.finditer(text) if "](" in text else ():
+        # A destination written for a machine (`<Markdown Conventions.md>`, `Markdown%20Conventions.md`)
+        # would give a piece of its name ("Conventions.md"); the link is an edge of its own.
+        start, end = m.span(3)
+        if start >= 0 and any(char in text[start:end] for char in " %<"):
+            taken[start:end] = b"\x01" * (end - start)
     for m in _EMAIL.finditer(text) if "@" in text else ():
         claim(m.start(), m.end(), m.group())
     for m in _FILE.finditer(text):

@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
+from engine.names import brief
+
+# Longest message an error carries: one that repeats an input (a note name, a path) keeps
+# its start and end, so no front end prints or logs a whole pasted page.
+MAX_MESSAGE_CHARS = 1000
+
 
 class CairnError(Exception):
     """Base of every error the engine raises on purpose."""
 
     title = "Cairn error"
+
+    def __init__(self, *args: object) -> None:
+        if len(args) == 1 and isinstance(args[0], str):
+            args = (brief(args[0], MAX_MESSAGE_CHARS),)
+        super().__init__(*args)
 
 
 class VaultNotFound(CairnError):
@@ -31,6 +42,12 @@ class IndexWriteFailed(CairnError):
     """The index could not be written: the disk is full, or the index folder is read-only."""
 
     title = "Could not write the index"
+
+
+class IndexClosed(CairnError):
+    """The engine was closed: a reindex asked for afterwards (by a thread still running) does nothing."""
+
+    title = "Index is closed"
 
 
 class IndexCorrupt(CairnError):

@@ -8,8 +8,10 @@ catalog generation it reflects, so a lagging channel is found at open.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
+import sqlite3
 import time
 from collections.abc import Callable, Collection
 from pathlib import Path
@@ -24,10 +26,10 @@ from engine.channels.graph import GraphChannel
 from engine.channels.vectors import VectorChannel
 from engine.config import EngineConfig
 from engine.embedder import Embedder
-from engine.errors import IndexCorrupt
+from engine.errors import ConfigError, IndexCorrupt, IndexWriteFailed
 from engine.lexicon import Lexicon
 from engine.records import ChannelName
-from engine.storage import Manifest, salvage_embeddings
+from engine.storage import Manifest, load_index_json, salvage_embeddings
 
 __all__ = ["Indexes"]
 
@@ -86,6 +88,39 @@ class Indexes:
     def channels(self) -> dict[ChannelName, Channel]:
         """Every channel by name."""
         return {"fulltext": self.fulltext, "vectors": self.vectors, "graph": self.graph}
+
+    # -- whose index ------------------------------------------------------------------
+    def claim(self, vault: Path) -> None:
+        """Record that this index is `vault`'s, or refuse it when it was built for another vault.
+
+        An index holds one vault's notes: a second vault opening it (one `--index-dir` or
+        `CAIRN_INDEX_DIR` for every vault) would answer with the first one's notes, and
+        each reindex would swap the whole index. The vault is recorded by its path and by
+        its place relative to the index, so a vault and its index moved or copied
+        together (an index inside the vault, above all) stay one; a vault moved alone,
+        whose recorded folder is gone, takes its index along.
+
+        Raises:
+            ConfigError: the index belongs to another vault that is still there.
+        """
+        vault = vault.resolve()
+        here = self.index_dir.resolve()
+        record = {"path": str(vault), "relative": os.path.relpath(vault, here)}
+        stored = self.catalog.get_meta("vault")
+        owner = _recorded_vault(stored)
+        if owner is not None and not _same_vault(owner, vault, here):
+            raise ConfigError(
+                f"the index folder {self.index_dir} holds the index of another vault, {owner['path']}; "
+                f"give {vault} an index folder of its own (--index-dir, CAIRN_INDEX_DIR or the config's "
+                "index_dir name one folder per vault)"
+            )
+        wanted = json.dumps(record, sort_keys=True)
+        if self._writable and stored != wanted:
+            try:
+                with self.catalog.transaction() as conn:
+                    self.catalog.set_meta("vault", wanted, conn)
+            except (IndexWriteFailed, sqlite3.Error) as exc:  # read-only or full: the next writer records it
+                log.info("could not record the index's vault: %s", exc)
 
     # -- the catalog ------------------------------------------------------------------
     def _open_catalog(self) -> Catalog:
@@ -237,6 +272,31 @@ class Indexes:
             self.catalog.close()
             if vouch and wrote:
                 _remember_checked(self.catalog.path)
+
+
+def _recorded_vault(stored: str | None) -> dict[str, str] | None:
+    """The vault an index recorded as its own (None: none yet, or a record that does not read)."""
+    if stored is None:
+        return None
+    try:
+        data = load_index_json(stored)
+    except ValueError:
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("path"), str) or not isinstance(data.get("relative"), str):
+        return None
+    return {"path": data["path"], "relative": data["relative"]}
+
+
+def _same_vault(owner: dict[str, str], vault: Path, index_dir: Path) -> bool:
+    """Whether the recorded owner is `vault`: the same folder, the same place beside the
+    index (both moved or copied together), or a recorded folder that is gone (moved)."""
+    recorded = Path(owner["path"])
+    if recorded == vault or (index_dir / owner["relative"]).resolve() == vault:
+        return True
+    try:
+        return recorded.samefile(vault)
+    except OSError:
+        return not recorded.exists()
 
 
 def _check_stamp(path: Path) -> Path:

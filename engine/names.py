@@ -12,7 +12,28 @@ import unicodedata
 
 _NOT_UTF8 = re.compile("[\ud800-\udfff]")
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+# The invisible marks that reorder the text around them (bidirectional embeddings,
+# overrides, isolates and marks): "evil\u202etxt.md" shows as "evildm.txt". A name or
+# message holding one can show as another.
+_BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+# A name or other input a message repeats is cut to this many characters (a 100 KB "note
+# name" made 100 KB error messages and log lines).
+SHOWN_CHARS = 200
+
+
+def brief(text: str, limit: int = SHOWN_CHARS) -> str:
+    """`text` as a message repeats it: whole when short, else its start and end around an ellipsis."""
+    if len(text) <= limit:
+        return text
+    kept = max(limit - 30, 2)  # room for the count between the two ends
+    head, tail = kept - kept // 2, kept // 2
+    return f"{text[:head]}… ({len(text) - kept} characters left out) …{text[len(text) - tail :]}"
+
+
+def has_hidden_control(text: str) -> bool:
+    """Whether `text` holds a control character or an invisible mark that reorders text."""
+    return bool(_CONTROL.search(text) or _BIDI.search(text))
 
 
 def name_problem(name: str, *, folder: bool) -> str:
@@ -40,7 +61,7 @@ def printable_path(path: str) -> str:
 
     `caf\\xe9.md` names the file whose name is the bytes `caf`, 0xE9, `.md`.
     """
-    if not _NOT_UTF8.search(path) and not _CONTROL.search(path):
+    if not _NOT_UTF8.search(path) and not _CONTROL.search(path) and not _BIDI.search(path):
         return path
     out: list[str] = []
     for char in path:
@@ -51,6 +72,8 @@ def printable_path(path: str) -> str:
             out.append(f"\\u{code:04x}")
         elif _CONTROL.match(char):
             out.append(_ESCAPES.get(char, f"\\x{code:02x}"))
+        elif _BIDI.match(char):
+            out.append(f"\\u{code:04x}")
         else:
             out.append(char)
     return "".join(out)

@@ -29,18 +29,24 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engine.errors import EncodingMismatch, NoteExists, NoteNotEditable, NoteNotSaved, UnsafePath
-from engine.names import one_form, printable_path
+from engine.names import has_hidden_control, one_form, printable_path
 from engine.records import NoteText, TextFormat
 from engine.vault import SAVE_TEMP, NoteUnreadable, decode_note, link_spans, read_note_bytes
 
 NAME_MAX_BYTES = 255
 TEMP_PREFIX = ".cairn-save-"
 TEMP_SUFFIX = ".tmp"
+# The copy of a hard-linked note's old bytes kept while it is rewritten in place; never
+# removed as a stale temp: after a crash mid-write it is what the note held.
+LINKED_BACKUP_PREFIX = ".cairn-linked-backup-"
 # A save's temp file lives for milliseconds; one older than this was left by a killed process.
 STALE_TEMP_S = 600.0
 # Lines in the changed middle of a note above which line endings are matched by position only.
 
-_UNSAFE_NAME = re.compile(r'[\\:*?"<>|#^\[\]\x00-\x1f]')
+# Characters Obsidian refuses in names, control characters (a line break, ESC, the C1 range)
+# and the invisible marks that reorder text around them (U+202E shows "a\u202eb.md" as
+# "a" then "b.md" reversed): a name holding them would be skipped by the scan, or show as another.
+_UNSAFE_NAME = re.compile(r'[\\:*?"<>|#^\[\]\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]')
 _LINE_ENDS = re.compile(r"\r\n?|\n")
 # In-process half of the save lock (the other half is a flock on the note's folder).
 _STRIPES = tuple(threading.Lock() for _ in range(64))
@@ -331,7 +337,29 @@ def save_locks(*targets: Path, create_folder: bool = False) -> Iterator[None]:
                 continue  # the folder does not exist: there is no note in it to race for
             held.callback(os.close, fd)
             fcntl.flock(fd, fcntl.LOCK_EX)
+        # A note with hard links is one file under several names, maybe in other folders,
+        # whose locks a save through another name does not take: lock the file itself too.
+        for fd in _hard_linked_files(targets):
+            held.callback(os.close, fd)
+            fcntl.flock(fd, fcntl.LOCK_EX)
         yield
+
+
+def _hard_linked_files(targets: Sequence[Path]) -> list[int]:
+    """Open descriptors of the targets that are regular files with more than one name, in inode order."""
+    found: dict[tuple[int, int], int] = {}
+    for target in targets:
+        try:
+            fd = os.open(target, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0))
+        except OSError:
+            continue
+        st = os.fstat(fd)
+        key = (st.st_dev, st.st_ino)
+        if not stat.S_ISREG(st.st_mode) or st.st_nlink < 2 or key in found:
+            os.close(fd)
+            continue
+        found[key] = fd
+    return [found[key] for key in sorted(found)]
 
 
 def write_bytes(target: Path, data: bytes, *, temp_dir: Path | None = None) -> None:
@@ -342,15 +370,24 @@ def write_bytes(target: Path, data: bytes, *, temp_dir: Path | None = None) -> N
     (a killed save then leaves nothing in the user's folders), else next to `target`
     under a short hidden name (a note name of 255 bytes still fits).
 
+    A note with hard links (several names for one file) is written in place instead, as
+    editors do: a rename would give this name a new file and leave the other names with
+    the old text (`_write_in_place`).
+
     Raises:
         NoteNotSaved: the disk is full, the folder is read-only, the name is too long …
     """
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         try:
-            mode: int | None = stat.S_IMODE(target.stat().st_mode)
+            found = os.lstat(target)
+            mode: int | None = stat.S_IMODE(found.st_mode)
         except FileNotFoundError:
             mode = None
+        else:
+            if stat.S_ISREG(found.st_mode) and found.st_nlink > 1:
+                _write_in_place(target, data, temp_dir)
+                return
         folder = _temp_folder(target.parent, temp_dir)
         tmp = folder / f"{TEMP_PREFIX}{secrets.token_hex(6)}{TEMP_SUFFIX}"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
@@ -377,6 +414,83 @@ def write_bytes(target: Path, data: bytes, *, temp_dir: Path | None = None) -> N
             tmp.unlink()
         raise
     _fsync_folder(target.parent)
+
+
+def _write_in_place(target: Path, data: bytes, temp_dir: Path | None) -> None:
+    """Rewrite a hard-linked note in place, keeping its file (and so every name it has).
+
+    Not atomic, so it is made safe another way: the old bytes are first copied (and
+    fsynced) to a backup beside the index's temp files, the room for the new bytes is
+    reserved before any byte is overwritten (a full disk fails before the note changes),
+    and a write that fails half-way puts the old bytes back. The backup goes once the
+    new bytes are on disk; a crash in between leaves it, named `.cairn-linked-backup-…`.
+    """
+    fd = os.open(target, os.O_RDWR | getattr(os, "O_NOFOLLOW", 0))
+    try:
+        old = _read_all(fd)
+        backup = _temp_folder(target.parent, temp_dir) / f"{LINKED_BACKUP_PREFIX}{secrets.token_hex(6)}{TEMP_SUFFIX}"
+        _write_new_file(backup, old)
+        if len(data) > len(old):
+            _reserve(fd, len(data), len(old))
+        try:
+            _overwrite(fd, data)
+        except OSError:
+            try:
+                _overwrite(fd, old)
+            except OSError as again:
+                raise NoteNotSaved(
+                    f"{target.name} was half written and could not be put back: its old text is in {backup}"
+                ) from again
+            with contextlib.suppress(OSError):
+                backup.unlink()
+            raise
+        with contextlib.suppress(OSError):
+            backup.unlink()
+    finally:
+        os.close(fd)
+
+
+def _read_all(fd: int) -> bytes:
+    chunks = []
+    offset = 0
+    while chunk := os.pread(fd, 1 << 20, offset):
+        chunks.append(chunk)
+        offset += len(chunk)
+    return b"".join(chunks)
+
+
+def _write_new_file(path: Path, data: bytes) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        _overwrite(fd, data)
+    except BaseException:
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            path.unlink()
+        raise
+    os.close(fd)
+
+
+def _reserve(fd: int, size: int, old_size: int) -> None:
+    """Make room for `size` bytes before the note is touched: a full disk fails here."""
+    try:
+        os.posix_fallocate(fd, 0, size)
+    except OSError as exc:
+        if exc.errno in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
+            return  # the file system cannot reserve: the write itself finds out, and undoes
+        with contextlib.suppress(OSError):
+            os.ftruncate(fd, old_size)
+        raise
+
+
+def _overwrite(fd: int, data: bytes) -> None:
+    """`data` as the whole content of the open file, synced."""
+    view = memoryview(data)
+    offset = 0
+    while offset < len(data):
+        offset += os.pwrite(fd, view[offset:], offset)
+    os.ftruncate(fd, len(data))
+    os.fsync(fd)
 
 
 def _temp_folder(folder: Path, temp_dir: Path | None) -> Path:
@@ -467,6 +581,11 @@ def note_path(folder: str, name: str) -> str:
     for text, what in ((folder, "folder"), (name, "name")):
         if any(0xD800 <= ord(char) <= 0xDFFF for char in text):
             raise UnsafePath(f"the {what} “{printable_path(text)}” is not valid Unicode (a byte that is not UTF-8)")
+    if has_hidden_control(folder):
+        # A folder is named as it is (it may exist); one named so is never scanned.
+        raise UnsafePath(
+            f"the folder “{printable_path(folder)}” holds a control character or a mark that reorders text"
+        )
     for part in folder.split("/"):
         if len(part.encode("utf-8")) > NAME_MAX_BYTES:
             raise UnsafePath(

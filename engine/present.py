@@ -12,7 +12,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from engine.names import printable_path
+from engine.names import brief, printable_path
 from engine.query.parse import query_without
 from engine.records import (
     CHANNEL_LABELS,
@@ -106,6 +106,7 @@ __all__ = [
     "backlink_to_json",
     "backlog_to_json",
     "badges",
+    "brief",
     "channel_word",
     "colliding_titles",
     "context_text",
@@ -278,7 +279,7 @@ QUERY_SYNTAX_HELP = """\
 | `offline sync` | notes about the words (full text, meaning and the entity graph together) |
 | `"vector tiles"`, `"in your vault"` | only notes holding the exact phrase, stop words and all (in a long question, quotes are words; a phrase with no letter or digit is ignored, and the chips say so) |
 | `-android`, `-"feature flag"` | leaves out notes holding the word or phrase |
-| `sync OR merge` | notes holding either word |
+| `sync OR merge`, `tag:atlas OR path:Maps`, `(tag:a -draft) OR "a phrase"` | notes holding either side: `OR` joins any two parts, parentheses group parts, `-(a b)` leaves out notes holding all of them |
 | `tag:project` | notes tagged #project or #project/… |
 | `path:Projects/Atlas`, `folder:"Daily Notes"` | notes under a path (quote spaces) |
 | `file:kickoff` | notes whose file name holds the text |
@@ -478,7 +479,11 @@ def _order_text(order: str, at_mtime: float | None) -> str:
     if order == "opened":
         return "embedding opened notes first"
     if at_mtime:
-        return f"embedding newest first (notes of {time.strftime('%d %b %Y', time.localtime(at_mtime))})"
+        try:
+            day = time.strftime("%d %b %Y", time.localtime(at_mtime))
+        except (OverflowError, OSError, ValueError):  # a file time past what the C library counts
+            day = "a date beyond the calendar"
+        return f"embedding newest first (notes of {day})"
     return "embedding newest notes first"
 
 
@@ -608,7 +613,10 @@ def _why_lines_raw(report: WhyReport) -> list[str]:
         if c.status == "unavailable":
             lines.append(f"  {label:<5} unavailable")
             continue
-        where = f"rank {c.rank} of {c.listed}" if c.rank is not None else f"not among its {c.listed}"
+        if c.rank is not None:
+            where = f"rank {c.rank} of {c.listed}"
+        else:  # "not among its 0" said nothing: the channel returned no note at all
+            where = f"not among its {c.listed}" if c.listed else "found no note"
         score = f", score {c.score:.4f}" if c.score is not None else ""
         lines.append(f"  {label:<5} {where}{score}; fusion counts {c.counted}, factor {c.factor:g}, vote {c.vote:.4f}")
     lines.extend(f"  - {one_line(reason)}" for reason in report.reasons)

@@ -33,6 +33,48 @@ MANIFEST_VERSION = 4
 INDEX_DIR_NAME = ".cairn"
 
 
+_LARGEST_ID = 2**63 - 1  # what SQLite, FAISS and numpy hold as a whole number
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if value != value or value in (float("inf"), float("-inf")):
+        raise ValueError(f"{text} is not a finite number")
+    return value
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number an index file holds")
+
+
+def load_index_json(text: str) -> Any:
+    """The JSON of one of the index's own files, or ValueError whatever the bytes are.
+
+    Only Cairn writes these files, so anything else in them is damage: `NaN`, `Infinity`
+    and numbers too large for a float (`1e400`) are refused, and nesting too deep for the
+    parser (100,000 `[`) is a ValueError rather than a RecursionError.
+    """
+    try:
+        return json.loads(text, parse_constant=_no_constant, parse_float=_finite)
+    except RecursionError as exc:
+        raise ValueError("nested too deeply") from exc
+
+
+def whole_number(value: object, what: str) -> int:
+    """`value` as a whole number from 0 to 2**63 - 1, or ValueError (a bool, float or
+    26-digit number read from a damaged file is no count or id)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= _LARGEST_ID:
+        raise ValueError(f"{what} is not a whole number from 0 to 2**63-1: {str(value)[:40]}")
+    return value
+
+
+def whole_numbers(value: object, what: str) -> list[int]:
+    """A JSON list of whole numbers (ids), or ValueError."""
+    if not isinstance(value, list):
+        raise ValueError(f"{what} is not a list")
+    return [whole_number(item, what) for item in value]
+
+
 def resolve_index_dir(vault: Path, override: Path | None = None) -> Path:
     """The index directory: an explicit one, `CAIRN_INDEX_DIR`, `<vault>/.cairn`, or the cache dir.
 
@@ -66,7 +108,7 @@ def _is_index(folder: Path) -> bool:
     try:
         if not manifest.is_file() or manifest.stat().st_size > 1 << 20:
             return False
-        data = json.loads(manifest.read_text(encoding="utf-8"))
+        data = load_index_json(manifest.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
     return isinstance(data, dict) and "version" in data and "generations" in data
@@ -214,14 +256,19 @@ class Manifest:
         if not path.exists():
             return cls(), ""
         try:
-            data: Any = json.loads(path.read_text(encoding="utf-8"))
+            data: Any = load_index_json(path.read_text(encoding="utf-8"))
+            if not isinstance(data, dict) or not isinstance(data.get("generations", {}), dict):
+                raise ValueError("not a manifest")
+            model_id = data.get("model_id", "")
+            if not isinstance(model_id, str):
+                raise ValueError("model_id is not text")
             manifest = cls(
-                version=int(data["version"]),
-                model_id=str(data.get("model_id", "")),
-                generations={str(k): int(v) for k, v in dict(data.get("generations", {})).items()},
+                version=whole_number(data["version"], "version"),
+                model_id=model_id,
+                generations={str(k): whole_number(v, k) for k, v in dict(data.get("generations", {})).items()},
             )
-        except (ValueError, KeyError, TypeError) as exc:
-            return cls(), f"manifest unreadable ({exc}); derived indexes will be checked"
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            return cls(), f"manifest unreadable ({str(exc)[:200]}); derived indexes will be checked"
         if manifest.version != MANIFEST_VERSION:
             problem = f"index format {manifest.version} is not {MANIFEST_VERSION}; derived indexes rebuilt from the catalog"
             return cls(rebuild_derived=True), problem
@@ -354,12 +401,18 @@ def process_label(argv: list[str] | None = None) -> str:
 
 def _read_holder(path: Path) -> LockHolder | None:
     try:
-        data = json.loads(path.read_text(encoding="utf-8") or "null")
-    except (OSError, ValueError):
+        data = load_index_json(path.read_text(encoding="utf-8") or "null")
+        if not isinstance(data, dict):
+            return None
+        since = data.get("since", 0.0)
+        return LockHolder(
+            whole_number(data.get("pid", 0), "pid"),
+            str(data.get("host", "?"))[:200],
+            str(data.get("command", "?"))[:200],
+            float(since) if isinstance(since, (int, float)) and not isinstance(since, bool) else 0.0,
+        )
+    except (OSError, ValueError, UnicodeDecodeError):
         return None
-    if not isinstance(data, dict):
-        return None
-    return LockHolder(int(data.get("pid", 0)), str(data.get("host", "?")), str(data.get("command", "?")), float(data.get("since", 0.0)))
 
 
 def dir_size(path: Path) -> int:

@@ -65,6 +65,8 @@ class Watched(Protocol):
 
     def refresh(self) -> bool: ...
 
+    def index_replaced(self) -> bool: ...
+
     def hold_writer(self) -> bool: ...
 
     def prepare_for_edits(self) -> None: ...
@@ -129,6 +131,7 @@ def run_watch(
     debounce_ms: int = DEFAULT_DEBOUNCE_MS,
     step_ms: int = DEFAULT_STEP_MS,
     require_writer: bool = False,
+    ready: threading.Event | None = None,
 ) -> None:
     """Keep `engine`'s index in step with its vault until `stop_event` is set.
 
@@ -147,6 +150,8 @@ def run_watch(
         debounce_ms: longest a burst is gathered before it is indexed.
         step_ms: quiet time that ends a burst.
         require_writer: raise IndexLocked instead of following another writer.
+        ready: set once the file system is watched and the index caught up with the disk:
+            every change made after that is seen.
 
     Raises:
         IndexLocked: `require_writer` and another process writes the index.
@@ -189,10 +194,10 @@ def run_watch(
     if require_writer:
         engine.acquire_writer()
     writer = engine.hold_writer()
+    caught_up = False
     try:
         if writer:
             engine.prepare_for_edits()
-            index((), True)
         changes_seen = watchfiles.watch(
             vault,
             watch_filter=keep,
@@ -206,6 +211,15 @@ def run_watch(
         for changes in changes_seen:
             if stop_event.is_set():
                 break
+            if not caught_up:
+                # The first answer comes once the file system is watched: only a comparison
+                # made from now on is sure to miss nothing written meanwhile.
+                caught_up = True
+                if writer:
+                    index((), True)
+                if ready is not None:
+                    ready.set()
+                continue
             if not writer:
                 writer = engine.hold_writer()
                 if writer:
@@ -220,6 +234,11 @@ def run_watch(
                 # Changes seen while failing are left to the comparison of the whole vault.
                 if time.monotonic() >= retry_at:
                     index((), True)
+                continue
+            if engine.index_replaced():
+                # The index folder was deleted (its events are filtered out above): a
+                # whole-vault pass recreates it and fills it again.
+                index((), True)
                 continue
             if not changes:
                 continue
@@ -251,6 +270,8 @@ class VaultWatcher:
         self._thread: threading.Thread | None = None
         self.error: BaseException | None = None
         self.batches = 0
+        self.ready = threading.Event()
+        """Set once every change made on disk from then on is seen (the index caught up first)."""
 
     def start(self) -> None:
         """Start watching on a daemon thread."""
@@ -268,6 +289,7 @@ class VaultWatcher:
                 self._deliver,
                 debounce_ms=self._debounce_ms,
                 step_ms=self._step_ms,
+                ready=self.ready,
             )
         except BaseException as exc:  # kept for the front end to show; a thread cannot raise
             self.error = exc

@@ -19,6 +19,7 @@ from vault_copy import copy_sample_vault
 
 from engine.api import Engine
 from engine.embedder import HashEmbedder
+from engine.errors import UnsafePath
 from engine.names import path_problem, printable_path
 from engine.vault import scan_vault
 
@@ -162,3 +163,27 @@ def test_a_vault_whose_own_name_is_not_utf8(tmp_path: Path) -> None:
         done.stderr.decode("utf-8")
     payload = json.loads(_run("status", *base, "--json").stdout)
     assert payload["vault"].endswith("Notizen \\xe9") and payload["notes"] == 1
+
+
+@pytest.mark.parametrize(
+    "mark", ["\u202e", "\u202a", "\u2066", "\u2069", "\u200f", "\u061c", "\u0085", "\u009b", "\x7f", "\x1b", "\n"]
+)
+def test_a_new_note_s_name_never_holds_a_control_or_a_reordering_mark(tmp_path: Path, mark: str) -> None:
+    """create_note took U+202E (which shows "a\u202eb" reversed) and U+0085 (a C1 control) as they were,
+    where the scan refuses control characters: the note was made under a name the vault hides or spoofs."""
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    with Engine.open(vault, index_dir=tmp_path / "index", embedder=HashEmbedder()) as engine:
+        made = engine.create_note("", f"evil{mark}dm.txt")
+        assert made.path == "evil-dm.txt.md", made.path
+        assert (vault / made.path).is_file() and made.indexed
+        with pytest.raises(UnsafePath, match="control character or a mark that reorders text"):
+            engine.create_note(f"Folder{mark}Name", "note")
+        assert not any(mark in p.name for p in vault.rglob("*"))
+        renamed = engine.rename_note(made.path, f"other{mark}name")
+        assert renamed.new == "other-name.md"
+
+
+def test_printable_path_shows_reordering_marks_as_escapes() -> None:
+    assert printable_path("evil\u202egpj.md") == "evil\\u202egpj.md"
+    assert printable_path("a\u2066b\u2069.md") == "a\\u2066b\\u2069.md"

@@ -258,3 +258,20 @@ def test_the_command_finds_the_index_as_the_engine_does(tmp_path: Path, monkeypa
         assert _index_dir(args, vault) == resolve_index_dir(vault, given)
     monkeypatch.setenv("CAIRN_INDEX_DIR", str(tmp_path / "from-env"))
     assert _index_dir(argparse.Namespace(index_dir=None), vault) == resolve_index_dir(vault) == tmp_path / "from-env"
+
+
+@pytest.mark.parametrize("query", ["-atlas", "-path:Projects", "-tag:meeting", '-"offline sync"'])
+def test_a_query_that_starts_with_a_dash_needs_no_double_dash(
+    sample_copy: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], query: str
+) -> None:
+    """`engine search VAULT -atlas` was an unknown option, and `-atlas` alone found nothing
+    where `-path:Archive` alone listed the notes outside it."""
+    common = [str(sample_copy), "--index-dir", str(tmp_path / "index"), "--no-model"]
+    assert main(["reindex", *common]) == 0
+    capsys.readouterr()
+    assert main(["search", *common, query, "--json", "--limit", "200"]) == 0
+    listed = [hit["path"] for hit in json.loads(capsys.readouterr().out)["hits"]]
+    assert main(["search", *common, "--json", "--limit", "200", "--", query]) == 0
+    assert [hit["path"] for hit in json.loads(capsys.readouterr().out)["hits"]] == listed
+    assert 10 < len(listed) < 63, "every note but those the exclusion leaves out"
+    assert main(["context", *common, query, "--max-tokens", "200"]) == 0

@@ -87,7 +87,7 @@ def test_it_degrades_to_sources_and_entities_then_sources_only(tmp_path: Path) -
         engine.reindex()
         linked = engine.context("harvest today", depth=0)
         unlinked = engine.context("early this year")
-        empty = engine.context("harvest", max_tokens=0)
+        empty = engine.context("harvest", max_tokens=1)
     assert [s.path for s in linked.sources][:1] == ["a.md"]
     assert [e.name for e in linked.entities] == ["b"]
     assert not linked.relationships and any("no edges" in note for note in linked.notes)
@@ -223,3 +223,12 @@ def test_a_long_sentence_is_trimmed_around_the_name_at_whole_words() -> None:
     inner = trimmed.strip("…").split()
     assert all(w.startswith(("word", "tail")) or w in {"and", "then", "Priya", "Kumar", "spoke"} for w in inner)
     assert trimmed_sentence("- **Owner:** [[Priya Kumar]]", "Priya Kumar") == "Owner: Priya Kumar"
+
+
+@pytest.mark.parametrize(
+    "budgets",
+    [{"max_tokens": 0}, {"max_tokens": -5}, {"max_source_tokens": -1}, {"max_entity_tokens": -1}, {"depth": -1}],
+)
+def test_every_caller_is_refused_a_budget_the_command_line_refuses(indexed_sample: Engine, budgets: dict[str, int]) -> None:
+    with pytest.raises(ConfigError):
+        indexed_sample.context(QUESTION, **budgets)

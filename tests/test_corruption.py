@@ -18,7 +18,8 @@ from vault_copy import copy_sample_vault
 
 from engine.api import Engine
 from engine.embedder import Embedder, load_default_embedder
-from engine.storage import MANIFEST_VERSION
+from engine.errors import IndexLocked
+from engine.storage import MANIFEST_VERSION, WriterLock
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -357,3 +358,78 @@ def test_the_integrity_check_runs_again_only_when_the_catalog_file_changed(
     catalog.write_bytes(bytes(data))
     engine = open_engine(vault, index_dir, counting, opened)
     assert any("catalog was damaged" in repair for repair in engine.repairs), engine.repairs
+
+
+HOSTILE_JSON = [
+    "Infinity", "-Infinity", "NaN", "1e400", "12345678901234567890123456", "-1", "true", "3.5", '"7"', "{}",
+    "[" * 100_000, "[" * 100_000 + "]" * 100_000, '{"a": ' * 50_000 + "1" + "}" * 50_000,
+]
+
+
+@pytest.mark.parametrize("number", HOSTILE_JSON, ids=lambda text: text[:12])
+@pytest.mark.parametrize("name", ["manifest.json", "vectors.strays.json", "vectors.tombstones.json"])
+def test_index_files_holding_any_number_or_nesting_are_repaired(
+    damaged: tuple[Path, Path], counting: CountingEmbedder, opened: list[Engine], name: str, number: str
+) -> None:
+    """Infinity, 1e400, a 26-digit id or 100k nested brackets broke every command until the file was deleted."""
+    vault, index_dir = damaged
+    contents = {
+        "manifest.json": f'{{"version": {number}, "model_id": "x", "generations": {{"fulltext": {number}}}}}',
+        "vectors.strays.json": f"[{number}]",
+        "vectors.tombstones.json": f"[{number}]",
+    }
+    text = number if number.startswith(("[", "{")) else contents[name]
+    (index_dir / name).write_text(text, encoding="utf-8")
+    engine = open_engine(vault, index_dir, counting, opened)
+    assert engine.repairs, "the damage is reported"
+    assert all(len(repair) < 400 for repair in engine.repairs), "a repair names the damage, not all of it"
+    assert_healthy(engine, index_dir, counting)
+    report = engine.reindex(full=True)
+    assert not report.skipped and counting.embedded == 0
+
+
+@pytest.mark.parametrize(
+    "arrays",
+    [
+        {"stamp": [float("inf"), 1.0], "ids": [1], "vectors": "rows"},
+        {"stamp": [[1, 2], [3, 4]], "ids": [1], "vectors": "rows"},
+        {"stamp": "base", "ids": [float("nan")], "vectors": "rows"},
+        {"stamp": "base", "ids": [1, 2], "vectors": "rows"},
+        {"stamp": "base", "ids": [1], "vectors": "infinite"},
+    ],
+    ids=["infinite stamp", "stamp of four", "ids not whole", "more ids than rows", "infinite vector"],
+)
+def test_a_vector_delta_of_any_numbers_is_repaired(
+    damaged: tuple[Path, Path], counting: CountingEmbedder, opened: list[Engine], arrays: dict[str, object]
+) -> None:
+    vault, index_dir = damaged
+    base = index_dir / "vectors.faiss"
+    stamp = [base.stat().st_size, base.stat().st_mtime_ns]
+    rows = np.zeros((1, counting.dims), dtype=np.float32)
+    values = {
+        "stamp": np.asarray(stamp if arrays["stamp"] == "base" else arrays["stamp"]),
+        "ids": np.asarray(arrays["ids"]),
+        "vectors": np.full_like(rows, np.inf) if arrays["vectors"] == "infinite" else rows,
+    }
+    with (index_dir / "vectors.delta.npz").open("wb") as handle:
+        np.savez(handle, **values)
+    engine = open_engine(vault, index_dir, counting, opened)
+    assert any("vector delta" in repair for repair in engine.repairs), engine.repairs
+    assert_healthy(engine, index_dir, counting)
+
+
+@pytest.mark.parametrize("content", [*HOSTILE_JSON[:5], '{"pid": Infinity, "since": 1e400}', "[" * 100_000], ids=lambda text: text[:12])
+def test_a_writer_lock_naming_its_holder_in_any_bytes_is_still_read(
+    damaged: tuple[Path, Path], counting: CountingEmbedder, opened: list[Engine], content: str
+) -> None:
+    vault, index_dir = damaged
+    engine = open_engine(vault, index_dir, counting, opened)
+    other = WriterLock(index_dir / "writer.lock")
+    assert other.try_acquire()
+    try:
+        (index_dir / "writer.lock").write_text(content, encoding="utf-8")  # the flock stays; the name is damaged
+        assert engine.writer is not None
+        with pytest.raises(IndexLocked):
+            engine.reindex()
+    finally:
+        other.release()

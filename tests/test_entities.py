@@ -350,6 +350,21 @@ def test_a_lone_cjk_character_is_no_entity() -> None:
     assert dictionary.recognize("我的猫很可爱") == []
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "See [the conventions](Markdown%20Conventions.md) and [x](Other%20Note.md).",
+        "See [c](<Markdown Conventions.md>) here.",
+        "the file Caf%C3%A9%20Menu.md and notes/2024%20Plan.md",
+    ],
+)
+def test_a_percent_escaped_or_linked_file_name_leaves_no_junk_name(text: str) -> None:
+    """`[x](Markdown%20Conventions.md)` made a name "20Conventions.md" (the link is an edge of its own)."""
+    names = extract_names(text)
+    assert not [name for name in names if name[:1].isdigit() or "%" in name], names
+    assert extract_names("see [site](https://x.io/a%20b.md) and notes/plan.md") == ["https://x.io/a%20b.md", "notes/plan.md"]
+
+
 # ---------------------------------------------------------------------------
 # A sentence's verb, adverb or function word opens no name
 # ---------------------------------------------------------------------------

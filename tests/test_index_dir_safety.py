@@ -121,3 +121,56 @@ def test_a_visible_folder_the_configuration_excludes_may_hold_the_index(tmp_path
     with Engine.open(vault, config, index_dir=vault / "_index", embedder=None) as engine:
         engine.reindex()
         assert [hit.path for hit in engine.search("research").hits] == ["fulltext/BM25 notes.md"]
+
+
+def _second_vault(root: Path) -> Path:
+    other = root / "other"
+    other.mkdir()
+    (other / "Elsewhere.md").write_text("# Elsewhere\nnothing about ranking\n", encoding="utf-8")
+    return other
+
+
+def _paths(engine: Engine, query: str) -> list[str]:
+    return [hit.path for hit in engine.search(query, as_you_type=False).hits]
+
+
+def test_one_index_folder_is_one_vault_s_and_refuses_another(tmp_path, monkeypatch, capsys):
+    vault, other, index_dir = _vault(tmp_path), _second_vault(tmp_path), tmp_path / "shared-index"
+    with Engine.open(vault, index_dir=index_dir, embedder=None) as engine:
+        engine.reindex()
+    before = _files(index_dir)
+    with pytest.raises(ConfigError, match=f"another vault, {vault.resolve()}"):
+        Engine.open(other, index_dir=index_dir, embedder=None)
+    monkeypatch.setenv("CAIRN_INDEX_DIR", str(index_dir))
+    assert main(["search", str(other), "research", "--no-model"]) == 2
+    assert "holds the index of another vault" in capsys.readouterr().err
+    assert main(["reindex", str(other), "--full", "--no-model"]) == 2
+    monkeypatch.delenv("CAIRN_INDEX_DIR")
+    assert {k: v for k, v in _files(index_dir).items() if "catalog.sqlite" not in k} == {
+        k: v for k, v in before.items() if "catalog.sqlite" not in k
+    }, "nothing of the first vault's index was rebuilt"
+    with Engine.open(vault, index_dir=index_dir, embedder=None) as engine:
+        assert _paths(engine, "research") == ["fulltext/BM25 notes.md"]
+
+
+def test_a_vault_moved_or_copied_with_its_index_keeps_it(tmp_path):
+    vault = _vault(tmp_path)
+    with Engine.open(vault, embedder=None) as engine:  # <vault>/.cairn
+        engine.reindex()
+    moved = tmp_path / "moved"
+    vault.rename(moved)
+    with Engine.open(moved, embedder=None) as engine:
+        assert _paths(engine, "research") == ["fulltext/BM25 notes.md"]
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(moved, copy)
+    with Engine.open(copy, embedder=None) as engine:
+        assert _paths(engine, "research") == ["fulltext/BM25 notes.md"]
+    # An index outside the vault moved alone with it (the recorded vault is gone) too.
+    outside = tmp_path / "outside-index"
+    with Engine.open(copy, index_dir=outside, embedder=None) as engine:
+        engine.reindex()
+    copy.rename(tmp_path / "copy-moved")
+    with Engine.open(tmp_path / "copy-moved", index_dir=outside, embedder=None) as engine:
+        assert _paths(engine, "research") == ["fulltext/BM25 notes.md"]

@@ -160,3 +160,60 @@ def test_a_process_that_takes_over_from_a_killed_writer_catches_up_its_channels(
         assert follower.status().channel_counts["fulltext"] == follower.status().notes
     finally:
         follower.close()
+
+
+@pytest.mark.parametrize("phase", ["fulltext", "embed"])
+def test_closing_while_another_thread_indexes_waits_for_it_and_loses_nothing(
+    sample_copy: Path, tmp_path: Path, phase: str
+) -> None:
+    """A front end's first index runs on its own thread; the front end closing (an MCP client
+    leaving) must not close the catalog under it ("Cannot operate on a closed database")."""
+    import threading
+    import time
+
+    from engine.embedder import load_default_embedder
+    from engine.errors import IndexClosed
+    from engine.records import Progress
+
+    engine = Engine.open(sample_copy, index_dir=tmp_path / "index", embedder=load_default_embedder())
+    reached, closing = threading.Event(), threading.Event()
+    failures: list[BaseException] = []
+
+    def progress(step: Progress) -> None:
+        if step.phase == phase and not reached.is_set():
+            reached.set()
+            # Carry on only once close() was called, and a little later: what closing
+            # does without waiting has been done by then. Waiting close() passes or fails
+            # the same whatever this pause is.
+            closing.wait(60)
+            time.sleep(0.3)
+
+    def index() -> None:
+        try:
+            engine.reindex(progress=progress)
+        except IndexClosed:
+            pass  # closed before the thread's turn: nothing half-written
+        except BaseException as exc:
+            failures.append(exc)
+
+    thread = threading.Thread(target=index)
+    thread.start()
+    assert reached.wait(120), f"the reindex never reached {phase}"
+    closing.set()
+    engine.close()
+    closed_state = _files_state(tmp_path / "index")
+    thread.join(120)
+    assert not thread.is_alive()
+    assert failures == []
+    assert _files_state(tmp_path / "index") == closed_state, "nothing was written after close() returned"
+    with pytest.raises(IndexClosed):
+        engine.reindex()
+    with Engine.open(sample_copy, index_dir=tmp_path / "index", embedder=None) as again:
+        status = again.status()
+        assert not again.repairs, again.repairs
+        assert status.notes == 63 and status.channel_counts["fulltext"] == 63
+        assert again.search("tombstone", as_you_type=False).hits[0].path == "Glossary/Tombstone.md"
+
+
+def _files_state(folder: Path) -> dict[str, tuple[int, int]]:
+    return {str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mtime_ns) for p in sorted(folder.rglob("*")) if p.is_file()}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -63,6 +64,15 @@ def test_read_only_tools_answer_through_a_real_client_session(indexed: tuple[Pat
         named = await _call(session, "search", query="Atlas 2026 Kickoff", limit=3)
         assert named["hits"][0]["create_safety"] == "exists"
 
+        # What `engine context` refuses, the tool refuses too (it answered nothing for a negative budget).
+        for bad in ({"max_tokens": -5}, {"max_tokens": 0}, {"max_source_tokens": -1}, {"max_entity_tokens": -1}, {"depth": -1}):
+            refused_budget = await session.call_tool("context", {"question": "atlas", **bad})
+            assert refused_budget.isError, bad
+            assert "Invalid configuration" in refused_budget.content[0].text, refused_budget.content
+        for bad_limit in (0, -3):
+            assert (await session.call_tool("search", {"query": "atlas", "limit": bad_limit})).isError
+            assert (await session.call_tool("related", {"path": "Atlas", "limit": bad_limit})).isError
+
         context = await _call(session, "context", question="who attended the Atlas kickoff", max_tokens=4000)
         assert context["sources"] and context["entities"] and context["relationships"]
         # The server opened the saved graph (--no-index): its named relations are read from it.
@@ -109,6 +119,13 @@ def test_read_only_tools_answer_through_a_real_client_session(indexed: tuple[Pat
         unknown = await session.call_tool("backlinks", {"path": "No Such Note At All"})
         assert unknown.isError
 
+        # A pasted page as a note name is answered, not repeated whole (it was, in the error and the log).
+        huge = "N" * 100_000
+        for tool, arguments in (("why", {"query": "atlas", "note": huge}), ("backlinks", {"path": huge})):
+            refused_name = await session.call_tool(tool, arguments)
+            assert refused_name.isError and len(refused_name.content[0].text) < 2_000
+        assert len(json.dumps(await _call(session, "read", path=huge))) < 4_000
+
     _session(vault, index)(body)
     assert not (vault / "Nope.md").exists()
 
@@ -137,3 +154,43 @@ def test_write_tools_save_through_the_engine(lexical: tuple[Path, Path]) -> None
     assert (vault / "Inbox" / "Field trip.md").read_bytes() == b"# Field trip\n\nWith [[Priya Kumar]].\n"
     # The note keeps its CRLF line endings; the new line takes them too.
     assert windows.read_bytes() == b"# Windows note\r\n\r\nWritten on Windows.\r\nAppended line.\r\n"
+
+
+def test_a_session_follows_notes_changed_on_disk(tmp_path: Path) -> None:
+    """An agent's session lasts; a note written in an editor meanwhile must be found without a restart."""
+    import os
+    import sys
+    import time
+
+    import anyio
+    from mcp import StdioServerParameters
+    from mcp.client.stdio import stdio_client
+    from vault_copy import copy_sample_vault
+
+    vault = copy_sample_vault(tmp_path / "vault")
+    root = Path(__file__).resolve().parent.parent
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "app", "mcp", str(vault), "--index-dir", str(tmp_path / "index"), "--no-model"],
+        env={**os.environ, "PYTHONPATH": str(root), "XDG_CONFIG_HOME": str(tmp_path / "config")},
+        cwd=str(root),
+    )
+
+    async def found(session: ClientSession, word: str) -> list[str]:
+        return [hit["path"] for hit in (await _call(session, "search", query=word, limit=5))["hits"]]
+
+    async def main() -> None:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            deadline = time.monotonic() + 60
+            written = False
+            while True:
+                if not written and await found(session, "tombstone"):  # the first index is in
+                    (vault / "Inbox" / "Numbat.md").write_text("# Numbat\n\nnumbatword\n", encoding="utf-8")
+                    written = True
+                if written and "Inbox/Numbat.md" in await found(session, "numbatword"):
+                    break
+                assert time.monotonic() < deadline, "the note written on disk was never found"
+                await anyio.sleep(0.1)
+
+    anyio.run(main)

@@ -709,3 +709,62 @@ def test_a_fifo_named_like_a_note_is_refused_without_blocking(small: Engine) -> 
     assert outcome and "not a regular file" in str(outcome[0])
     with pytest.raises(NoteNotSaved):
         small.read_note("pipe.md")
+
+
+# -- hard links -----------------------------------------------------------------------
+
+
+@pytest.fixture
+def linked(small: Engine, tmp_path: Path) -> tuple[Engine, Path, Path]:
+    """Old.md with a second name in another vault folder and a third outside the vault."""
+    note = small.vault / "Old.md"
+    inside = small.vault / "Elsewhere" / "Same.md"
+    inside.parent.mkdir()
+    os.link(note, inside)
+    outside = tmp_path / "outside.md"
+    os.link(note, outside)
+    return small, inside, outside
+
+
+def test_a_save_keeps_a_hard_linked_note_one_file(linked: tuple[Engine, Path, Path]) -> None:
+    engine, inside, outside = linked
+    note = engine.vault / "Old.md"
+    before = note.stat()
+    loaded = engine.read_note("Old.md")
+    text = loaded.text.replace("renamed", "renamed, and saved through one of its names")
+    engine.save_note("Old.md", text, expected_sha=loaded.sha)
+    after = note.stat()
+    assert (after.st_ino, after.st_nlink) == (before.st_ino, 3), "the note is still the one file with three names"
+    assert note.read_bytes() == inside.read_bytes() == outside.read_bytes() == text.encode()
+    assert not list((engine.index_dir / "tmp").glob("*")) and not list(note.parent.glob(".cairn-*"))
+    # The names share one content, so a save through another name compares against it.
+    other = engine.read_note("Elsewhere/Same.md")
+    assert other.sha == notes.content_sha(text.encode())
+    with pytest.raises(SaveConflict):
+        engine.save_note("Elsewhere/Same.md", "# stale\n", expected_sha=loaded.sha)
+    engine.save_note("Elsewhere/Same.md", text + "More.\n", expected_sha=other.sha)
+    assert outside.read_text(encoding="utf-8").endswith("More.\n") and note.stat().st_ino == before.st_ino
+    assert "Old.md" in [hit.path for hit in engine.search("saved through one", as_you_type=False).hits]
+
+
+def test_a_hard_linked_note_a_write_fails_on_keeps_its_old_bytes(
+    linked: tuple[Engine, Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    engine, _inside, outside = linked
+    note = engine.vault / "Old.md"
+    old = note.read_bytes()
+    real_pwrite = os.pwrite
+
+    def pwrite(fd: int, data: bytes | memoryview, offset: int) -> int:
+        if bytes(data[:20]).startswith(b"# New"):  # the new text, half of it written, then the disk is full
+            real_pwrite(fd, bytes(data[: len(data) // 2]), offset)
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_pwrite(fd, data, offset)
+
+    monkeypatch.setattr(os, "pwrite", pwrite)
+    loaded = engine.read_note("Old.md")
+    with pytest.raises(NoteNotSaved, match="disk is full"):
+        engine.save_note("Old.md", "# New\n\n" + "a longer text than before " * 20 + "\n", expected_sha=loaded.sha)
+    assert note.read_bytes() == outside.read_bytes() == old
+    assert note.stat().st_nlink == 3
+    assert not list((engine.index_dir / "tmp").glob("*")), "the backup goes once the old bytes are back"

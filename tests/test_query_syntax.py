@@ -457,3 +457,140 @@ def test_tag_and_path_filters_keep_what_testing_every_note_keeps(engine: Engine)
                 assert set(table._kept_by(query_filter)) == slow, (kind, value, negated)
                 compared += bool(slow) and len(slow) < len(table.notes)
     assert compared > 20  # values that keep some notes and not others, not only all or none
+
+
+EDGES = [dt.date.min, dt.date(1, 1, 31), dt.date(1, 2, 1), dt.date(9999, 12, 1), dt.date.max]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "after:9999-12-31", "before:0001-01-01", "after:0001-01-01", "before:9999-12-31", "after:0000-01-01",
+        "in December 9999", "in January 0001", "in May 0000", "notes in december 9999", "-after:9999-12-31",
+        "today", "yesterday", "this week", "last week", "this month", "last month", "this year", "last year",
+        "in December", "in January", "standup yesterday's",
+    ],
+)
+@pytest.mark.parametrize("today", EDGES, ids=str)
+def test_every_date_form_at_the_calendar_s_ends_is_read_without_raising(text: str, today: dt.date) -> None:
+    query = parse_query(text, today=today, as_you_type=False)
+    for found in query.filters:
+        assert found.start is None or dt.date.min <= found.start
+        assert found.end is None or found.end <= dt.date.max
+
+
+def test_a_date_beyond_the_calendar_keeps_no_note_and_says_so(engine: Engine) -> None:
+    for text in ("after:9999-12-31", "before:0001-01-01"):
+        results = engine.search(text, as_you_type=False)
+        assert not results.hits, text
+        assert any("no date is" in note for note in results.reading.notes), results.reading.notes
+    december = parse_query("in December 9999", as_you_type=False).filters[0]
+    assert (december.start, december.end) == (dt.date(9999, 12, 1), dt.date(9999, 12, 31))
+    year_zero = parse_query("in May 0000", as_you_type=False)
+    assert not year_zero.filters and "0000" in year_zero.terms and year_zero.readings
+    assert [h.path for h in engine.search("after:9999-12-30 path:Daily", as_you_type=False).hits] == []
+    assert {h.path for h in engine.search("before:9999-12-31 path:Daily", as_you_type=False).hits} == {
+        "Daily/2026-11-30.md", "Daily/2026-11-24.md"
+    }
+
+
+def test_a_note_dated_past_the_calendar_by_its_file_is_filtered_and_listed(tmp_path: Path) -> None:
+    """tmpfs keeps any 64-bit file time: a note modified "in the year 33658" must not break filters."""
+    import os
+    import shutil
+    import tempfile
+
+    if not Path("/dev/shm").is_dir():
+        pytest.skip("no tmpfs to hold a file time past the year 9999")
+    with tempfile.TemporaryDirectory(dir="/dev/shm") as shm:
+        vault = Path(shm) / "vault"
+        for rel, text in NOTES.items():
+            (vault / rel).parent.mkdir(parents=True, exist_ok=True)
+            (vault / rel).write_text(text, encoding="utf-8")
+        far = vault / "Inbox" / "Quokka.md"
+        os.utime(far, (1e12, 1e12))
+        if far.stat().st_mtime != 1e12:
+            pytest.skip("this file system does not keep a file time past the year 9999")
+        with Engine.open(vault, index_dir=tmp_path / "index", embedder=HashEmbedder()) as engine:
+            engine.reindex()
+            assert [h.path for h in engine.search("path:Inbox", as_you_type=False).hits] == ["Inbox/Quokka.md"]
+            assert "Inbox/Quokka.md" in [h.path for h in engine.search("after:2026-01-01", as_you_type=False).hits]
+        shutil.rmtree(vault)
+
+
+# A paragraph in another language than the vault's, as someone pastes it into the search box.
+FOREIGN_PASTE = (
+    "Gestern Nachmittag besprachen wir ausführlich die Überarbeitung unserer Lagerverwaltung, wobei "
+    "mehrere Abteilungsleiter ihre Bedenken hinsichtlich der Umstellungsfristen äußerten. Insbesondere "
+    "die Buchhaltung befürchtet Verzögerungen beim Jahresabschluss, während die Logistikabteilung "
+    "zusätzliche Schulungen verlangt, bevor irgendwelche Änderungen umgesetzt werden."
+)
+
+
+def _posting_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Count the full-text postings read (the unit of a correction's work), reading them for real."""
+    from engine.channels.bm25 import BulkScorer
+
+    reads: list[str] = []
+    real = BulkScorer.docs_with
+
+    def docs_with(self: BulkScorer, term: str, fields: object) -> object:
+        reads.append(term)
+        return real(self, term, fields)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(BulkScorer, "docs_with", docs_with)
+    return reads
+
+
+def test_pasted_text_in_another_language_is_not_read_as_typos_and_costs_little(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each unknown word tried every variant one edit away, two posting reads each: 25,212
+    # lookups for one such paragraph (0.8-1.6 s, under the full-text lock).
+    reads = _posting_reads(monkeypatch)
+    for typing in (False, True):
+        results = engine.search(FOREIGN_PASTE, as_you_type=typing)
+        assert not results.reading.corrections, results.reading.corrections
+        assert not [c for c in results.reading.chips if c.kind == "typo"]
+    assert len(reads) < 1000, len(reads)
+
+
+def test_a_few_typos_are_still_read_within_the_budget(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    reads = _posting_reads(monkeypatch)
+    three = engine.plan("kikcoff postgress marsupail", as_you_type=False).corrections
+    assert dict(three) == {"kikcoff": "kickoff", "postgress": "postgres", "marsupail": "marsupial"}
+    assert len(reads) < 2 * 4000 + 100, len(reads)
+    long_typos = engine.plan("kikcoff marsupial migratoin", as_you_type=False).corrections
+    assert ("migratoin", "migration") in long_typos and ("kikcoff", "kickoff") in long_typos
+    # More words than typos come in are another language: none is read as a typo.
+    assert not engine.plan("kikcoff postgress marsupail quokkka", as_you_type=False).corrections
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("tag:meeting OR tag:decision", {"Meetings/Atlas Kickoff.md", "Decisions/Postgres.md"}),
+        ("path:Meetings OR path:Decisions", {"Meetings/Atlas Kickoff.md", "Decisions/Postgres.md"}),
+        ("[status:draft] OR [status:done]", {"Glossary/Tile Pack.md", "Decisions/Postgres.md"}),
+        ("marsupial OR tag:decision", {"Inbox/Quokka.md", "Decisions/Postgres.md"}),
+        ("tag:decision OR marsupial", {"Inbox/Quokka.md", "Decisions/Postgres.md"}),
+        ('"tile packs" OR file:quokka', {"Daily/2026-11-24.md", "Inbox/Quokka.md"}),
+        # OR joins the parts next to it; the others still apply (parentheses make one part of several).
+        ("task-todo:agenda OR before:2026-11-25 path:Daily", {"Daily/2026-11-24.md"}),
+        ("(task-todo:agenda) OR (before:2026-11-25 path:Daily)", {"Meetings/Atlas Kickoff.md", "Daily/2026-11-24.md"}),
+        ("-tag:meeting OR path:Meetings", set(NOTES)),
+        ("(path:Maps raster) OR tag:meeting", {"Maps/Raster.md", "Meetings/Atlas Kickoff.md"}),
+        ("tag:meeting OR tag:decision OR file:quokka", {"Meetings/Atlas Kickoff.md", "Decisions/Postgres.md", "Inbox/Quokka.md"}),
+        ("path:Maps -(android phones)", {"Maps/Vector Tiles.md", "Maps/Raster.md"}),
+        ("path:Maps -(android rollout)", {"Maps/Vector Tiles.md", "Maps/Raster.md", "Maps/Android Tiles.md"}),
+    ],
+)
+def test_or_joins_any_two_parts_of_the_query_language(engine: Engine, query: str, expected: set[str]) -> None:
+    """`tag:atlas OR tag:maps` kept the notes of both filters (none) where each kept three, with no chip."""
+    found = engine.search(query, as_you_type=False, limit=50)
+    # Every note the query keeps, and none other: the flat scan fills the list inside a filter.
+    assert {hit.path for hit in found.hits} == expected, query
+    chips = [chip for chip in found.reading.chips if chip.kind in ("or", "exclude")]
+    assert chips and all(chip.written for chip in chips), found.reading.chips
+    # A chip's ✕ searches the query without the whole choice.
+    assert chips[-1].without == " ".join(query.replace(chips[-1].written, " ").split())

@@ -254,3 +254,58 @@ def test_engine_watch_cli_holds_the_index(sample_copy: Path, tmp_path: Path) -> 
     )
     assert '"writer": null' in status.stdout and '"pending": []' in status.stdout
     shutil.rmtree(index_dir)
+
+
+def test_the_index_folder_deleted_while_watching_is_rebuilt_and_watched(watched: tuple[Engine, Batches]) -> None:
+    engine, batches = watched
+    embedded = engine.status().embedded_chunks
+    start = len(batches.items)
+    shutil.rmtree(engine.index_dir)
+    items = batches.wait(
+        lambda items: any(b.report is not None and len(b.report.added) == 63 for b in items[start:]), "the rebuild"
+    )
+    rebuilt = next(b for b in items[start:] if b.report is not None and b.report.added)
+    assert not rebuilt.error and rebuilt.report is not None
+    assert rebuilt.report.embedded_chunks == 0, "the vectors cached in the removed catalog came across"
+    assert (engine.index_dir / "catalog.sqlite").is_file()
+    assert engine.status().embedded_chunks == embedded
+    assert engine.search("tombstone", as_you_type=False).hits[0].path == "Glossary/Tombstone.md"
+
+    start = len(batches.items)
+    (engine.vault / "Inbox" / "Galah.md").write_text("# Galah\n\nA galahword note.\n", encoding="utf-8")
+    batches.wait(indexed(batches, start, "Inbox/Galah.md", "added"), "a note written after the rebuild")
+    assert engine.search("galahword", as_you_type=False).hits[0].path == "Inbox/Galah.md"
+    # Exactly one writer lock, on the file other processes see.
+    with Engine.open(engine.vault, index_dir=engine.index_dir, embedder=HashEmbedder()) as other, pytest.raises(IndexLocked):
+        other.reindex()
+    consistent(engine)
+
+
+def test_a_note_written_the_moment_the_watcher_is_ready_is_indexed(sample_copy: Path, tmp_path: Path) -> None:
+    """Watching starts before the catch-up comparison, so nothing written between the two is missed."""
+    with Engine.open(sample_copy, index_dir=tmp_path / "index", embedder=HashEmbedder()) as engine:
+        batches = Batches()
+        watcher = VaultWatcher(engine, batches)
+        watcher.start()
+        try:
+            assert watcher.ready.wait(TIMEOUT)
+            start = len(batches.items)
+            (sample_copy / "Inbox" / "Quoll.md").write_text("# Quoll\n\nA quollword note.\n", encoding="utf-8")
+            batches.wait(indexed(batches, start, "Inbox/Quoll.md", "added"), "the note written at once")
+        finally:
+            watcher.stop()
+        assert watcher.error is None
+
+
+def test_a_file_put_where_the_index_was_is_reported_and_the_watcher_waits_it_out(
+    watched: tuple[Engine, Batches],
+) -> None:
+    engine, batches = watched
+    start = len(batches.items)
+    shutil.rmtree(engine.index_dir)
+    engine.index_dir.write_text("not an index", encoding="utf-8")
+    items = batches.wait(lambda items: any(b.error for b in items[start:]), "the refusal")
+    assert "is a file, not a folder" in next(b.error for b in items[start:] if b.error)
+    engine.index_dir.unlink()
+    batches.wait(lambda items: any(b.report is not None and len(b.report.added) == 63 for b in items[start:]), "the rebuild")
+    assert engine.search("tombstone", as_you_type=False).hits[0].path == "Glossary/Tombstone.md"

@@ -93,3 +93,13 @@ def test_engine_search_why_of_a_missing_note_is_an_error(lexical: Engine, capsys
     err = capsys.readouterr().err
     assert code == Exit.NOTE_NOT_FOUND == 7
     assert "no note is named “Priya Kumr”" in err and "did you mean:\n  Priya Kumar  (People/Priya Kumar.md)" in err
+
+
+def test_a_channel_that_found_nothing_says_so(lexical: Engine, capsys: pytest.CaptureFixture[str]) -> None:
+    """It said "not in its 0" of a channel that returned no note."""
+    from engine.present import why_lines
+
+    report = lexical.why("zzqxv wwqxv", "Atlas")
+    lines = why_lines(report, raw=True)
+    assert not any("its 0" in line or "among the 0" in line for line in lines), lines
+    assert any("BM25  found no note" in line for line in lines), lines

@@ -57,6 +57,12 @@ _FUZZY_MIN_CHARS = 4
 # word's length (a pasted run of 228 letters took 10 s at one keystroke). A longer word is
 # searched as typed (the vectors still read it).
 _CORRECTED_MAX_CHARS = 24
+# Typos are few: a query with more words than this that neither the vault nor the language
+# knows is another language or pasted text, and none of them is read as a typo. Each word
+# read so tries every variant one edit away (about 50 per letter) with two posting reads.
+_MAX_TYPOS = 3
+# Index terms looked up for corrections per query, at most: three long typos fit.
+_CORRECTION_LOOKUPS = 4000
 # A word being typed is read as the word one edit of it begins from this many letters on.
 _PREFIX_CORRECTED_MIN_CHARS = 5
 # Whoosh's multi-process writer pays off only for big batches (worker start-up, extra segments).
@@ -263,9 +269,16 @@ class FulltextChannel:
             typo = bool(prefix and not starts and not _words_beginning(self._words_of(known()), _folded(prefix)))
             if prefix and typo:
                 words = [*words, prefix]
-            for word in words:
+            unknown = [word for word in dict.fromkeys(words) if self._unknown(scorer, word, known)]
+            if len(unknown) > _MAX_TYPOS:
+                return out
+            budget = [_CORRECTION_LOOKUPS]
+            for word in unknown:
                 if word not in cache[1]:
-                    cache[1][word] = self._correction(scorer, word, known)
+                    found = self._correction(scorer, word, known, budget)
+                    if budget[0] <= 0:
+                        break  # cut short: not remembered, a shorter query reads it whole
+                    cache[1][word] = found
                 found = cache[1][word]
                 if found:
                     out[word] = found
@@ -305,22 +318,34 @@ class FulltextChannel:
                     best, best_key = (terms[0], word), key
         return best
 
-    def _correction(self, scorer: BulkScorer, word: str, whole_words: Callable[[], Collection[str]]) -> tuple[str, str] | None:
+    def _unknown(self, scorer: BulkScorer, word: str, whole_words: Callable[[], Collection[str]]) -> bool:
+        """Whether `word` may be a typo: four to 24 letters, and neither in the index nor a word of the language."""
         if not 4 <= len(word) <= _CORRECTED_MAX_CHARS or not word.isalpha():
-            return None
+            return False
         stems = self.analyze(word)
         if not stems or any(self._frequency(scorer, stem) for stem in stems):
-            return None
+            return False
+        return word not in whole_words()
+
+    def _correction(
+        self, scorer: BulkScorer, word: str, whole_words: Callable[[], Collection[str]], budget: list[int]
+    ) -> tuple[str, str] | None:
+        """The index term (and word) one edit from an unknown `word` that most notes hold;
+        `budget` counts down the index terms looked up (a stem shared by variants, once)."""
         known = whole_words()
-        if word in known:
-            return None
         # Of the variants most notes hold, the first kind of edit (then the shorter) is the one shown.
         variants = _one_edit(word, script_of(word))
+        counts: dict[str, int] = {}
         best: tuple[str, str] | None = None
         best_key: tuple[int, int, int, int, str] | None = None
         for variant, kind in variants.items():
             for stem in self.analyze(variant):
-                count = self._frequency(scorer, stem)
+                count = counts.get(stem)
+                if count is None:
+                    if budget[0] <= 0:
+                        return best
+                    budget[0] -= 1
+                    count = counts[stem] = self._frequency(scorer, stem)
                 key = (-count, int(variant not in known), kind, len(variant), variant)
                 if count and (best_key is None or key < best_key):
                     best, best_key = (stem, variant), key
@@ -348,11 +373,15 @@ class FulltextChannel:
 
         The flat scan's fallback when no channel found enough: (path, "word ~ term" pairs).
         Terms are looked for among those sharing the word's first letters, so a typo there
-        finds nothing.
+        finds nothing. Words of which more than a few are not in the index are no typos,
+        and are looked for as written only.
         """
         with self._lock:
             scorer = self._scorer_for(self._searcher)
             near: dict[str, str] = {}
+            unknown = {w for w in words if len(w) >= _FUZZY_MIN_CHARS and not any(self._frequency(scorer, t) for t in self.analyze(w))}
+            if len(unknown) > _MAX_TYPOS:
+                return []  # another language or pasted text, not typos (as `corrections` reads it)
             forms = [form for w in words for form in (fold_accents(w.lower()), *self.analyze(w))]
             for word in dict.fromkeys(forms):
                 if len(word) < _FUZZY_MIN_CHARS:

@@ -23,6 +23,7 @@ from engine.embedder import Embedder
 from engine.errors import IndexCorrupt
 from engine.query import Query, QueryPlan, embedded_text
 from engine.records import ChannelHit, ChannelName
+from engine.storage import load_index_json, whole_numbers
 
 # Rows added since the last full save go to a delta file while they are at most this
 # fraction of an index of at least this many rows.
@@ -120,19 +121,19 @@ class VectorChannel:
         tomb_path = self._path.with_suffix(".tombstones.json")
         if tomb_path.exists():
             try:
-                self._tombstones = set(json.loads(tomb_path.read_text()))
-            except ValueError as exc:
-                raise IndexCorrupt(f"vector tombstones unreadable: {exc}") from exc
+                self._tombstones = set(whole_numbers(load_index_json(tomb_path.read_text()), "a tombstone"))
+            except (OSError, ValueError) as exc:
+                raise IndexCorrupt(f"vector tombstones unreadable: {str(exc)[:200]}") from exc
         self._faiss.downcast_index(index.index).hnsw.efSearch = self._config.ef_search
         strays_path = self._path.with_suffix(".strays.json")
         if strays_path.exists():
             try:
-                cids = [int(cid) for cid in json.loads(strays_path.read_text())]
+                cids = whole_numbers(load_index_json(strays_path.read_text()), "a stray id")
                 if cids:
                     matrix = np.asarray(index.reconstruct_batch(np.asarray(cids, dtype=np.int64)), dtype=np.float32)
                     self._add_strays(cids, matrix)
-            except (ValueError, RuntimeError) as exc:
-                raise IndexCorrupt(f"vector stray list unreadable: {exc}") from exc
+            except (OSError, ValueError, RuntimeError) as exc:
+                raise IndexCorrupt(f"vector stray list unreadable: {str(exc)[:200]}") from exc
         elif int(index.ntotal):  # written before strays were tracked: check every vector once
             ids = self._faiss.vector_to_array(index.id_map).astype(np.int64)
             self._note_strays(index, ids, index.index.reconstruct_n(0, int(index.ntotal)))
@@ -144,11 +145,21 @@ class VectorChannel:
             return
         try:
             with np.load(self._delta_path) as delta:
-                stamp = tuple(int(v) for v in delta["stamp"])
-                ids = np.ascontiguousarray(delta["ids"], dtype=np.int64)
-                vectors = np.ascontiguousarray(delta["vectors"], dtype=np.float32)
+                raw_stamp, raw_ids, raw_vectors = delta["stamp"], delta["ids"], delta["vectors"]
+                # What save() writes, and nothing else: whole numbers, one id per row of floats.
+                if (
+                    raw_stamp.shape != (2,) or raw_stamp.dtype.kind not in "iu"
+                    or raw_ids.ndim != 1 or raw_ids.dtype.kind not in "iu"
+                    or raw_vectors.ndim != 2 or raw_vectors.dtype.kind != "f" or len(raw_vectors) != len(raw_ids)
+                ):  # fmt: skip
+                    raise ValueError("arrays of another shape or kind than a delta's")
+                stamp = (int(raw_stamp[0]), int(raw_stamp[1]))
+                ids = np.ascontiguousarray(raw_ids, dtype=np.int64)
+                vectors = np.ascontiguousarray(raw_vectors, dtype=np.float32)
+                if not np.isfinite(vectors).all():
+                    raise ValueError("a vector holds a number that is not finite")
         except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
-            raise IndexCorrupt(f"vector delta unreadable: {exc}") from exc
+            raise IndexCorrupt(f"vector delta unreadable: {str(exc)[:200]}") from exc
         if stamp != self._base_stamp or vectors.shape[1:] != (self._dims,):
             return  # written for an older base that a full save has since replaced
         if len(ids):

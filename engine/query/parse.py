@@ -3,12 +3,16 @@
 `"exact phrase"`, `-word`, `-"phrase"`, `a OR b`, `tag:x`, `path:` / `folder:`, `file:`,
 `[prop]`, `[prop:value]`, `task:` / `task-todo:` / `task-done:`, `after:DATE`, `before:DATE`,
 and plain time words ("last week", "yesterday's standup") are read off the query; what
-remains are the words every channel ranks by. Nothing here raises: an unbalanced quote
-or an unknown `foo:` is read as words, and `readings` says so. Every pass is linear.
+remains are the words every channel ranks by. `OR` joins any two parts of that language
+around it (`tag:atlas OR tag:maps`, `word OR path:Inbox`, `(tag:a -draft) OR "a phrase"`,
+parentheses grouping parts): a note must meet one of them (a `Choice`). Nothing here
+raises: an unbalanced quote or an unknown `foo:` is read as words, and `readings` says so.
+Every pass is linear, except that each level of parentheses reads its own text again.
 """
 
 from __future__ import annotations
 
+import calendar
 import datetime as dt
 import re
 from dataclasses import dataclass, field
@@ -71,6 +75,42 @@ class QueryFilter:
 
 
 @dataclass(frozen=True)
+class Condition:
+    """What a note must hold for one side of an `OR`: every part of it (they are ANDed).
+
+    The parts are the query language's: filters, words (each one required here, unlike
+    the words a query ranks by), phrases, exclusions, and choices of their own (from
+    parentheses). `negated` (`-(a b)`): the note must not meet all of them.
+    """
+
+    filters: tuple[QueryFilter, ...] = ()
+    words: tuple[str, ...] = ()
+    phrases: tuple[str, ...] = ()
+    excluded_words: tuple[str, ...] = ()
+    excluded_phrases: tuple[str, ...] = ()
+    choices: tuple[Choice, ...] = ()
+    negated: bool = False
+
+    @property
+    def all_words(self) -> tuple[str, ...]:
+        """Every word this condition requires, its choices' included."""
+        return (*self.words, *(word for choice in self.choices for word in choice.words))
+
+
+@dataclass(frozen=True)
+class Choice:
+    """Parts of a query joined by `OR`: a note is kept when it meets one of the options."""
+
+    options: tuple[Condition, ...]
+    written: str  # as typed, for its chip (and to take it out of the query)
+
+    @property
+    def words(self) -> tuple[str, ...]:
+        """The words the options require (a choice that holds the word being typed waits for it)."""
+        return tuple(word for option in self.options for word in option.all_words)
+
+
+@dataclass(frozen=True)
 class Query:
     """A parsed query as every channel receives it.
 
@@ -89,23 +129,31 @@ class Query:
     # Words joined by OR: each group holds the alternatives of one choice.
     alternatives: tuple[tuple[str, ...], ...] = ()
     filters: tuple[QueryFilter, ...] = ()
+    # OR between parts that are not all plain words (filters, phrases, groups): one of each.
+    choices: tuple[Choice, ...] = ()
     # How the query was read where that is not plain words ("unbalanced quote: read as words").
     readings: tuple[str, ...] = field(default=(), compare=False)
 
     @property
     def is_empty(self) -> bool:
-        """True when there is nothing to search for (no words, no filters, no phrases)."""
-        return not self.terms and not self.filters and not self.phrases
+        """True when there is nothing to search for (no words, filters, phrases, exclusions or choices)."""
+        return not self.terms and not self.only_filters
 
     @property
     def only_filters(self) -> bool:
-        """Filters and no words: the matching notes are listed, most recent first."""
-        return not self.terms and bool(self.filters or self.phrases)
+        """Filters and no words: the matching notes are listed, most recent first. An exclusion
+        alone (`-draft`) lists the notes without it, as a negated filter (`-path:Archive`) does."""
+        return not self.terms and bool(
+            self.filters or self.phrases or self.choices or self.excluded_words or self.excluded_phrases
+        )
 
     @property
     def has_syntax(self) -> bool:
         """Whether the query used any operator (filters, phrases, exclusions, OR)."""
-        return bool(self.filters or self.phrases or self.excluded_words or self.excluded_phrases or self.alternatives)
+        return bool(
+            self.filters or self.phrases or self.excluded_words or self.excluded_phrases or self.alternatives
+            or self.choices
+        )  # fmt: skip
 
 
 def settled_text(query: Query) -> str:
@@ -139,7 +187,10 @@ def parse_query(
     filters: list[QueryFilter] = []
     phrases: list[str] = []
     excluded_phrases: list[str] = []
+    choices: list[Choice] = []
     rest = clean
+    if " OR " in rest or "(" in rest:
+        rest = _take_choices(rest, choices, readings, today, lexicon)
     if ":" in rest or "[" in rest:
         rest = _take_operators(rest, filters, readings)
     if '"' in rest:
@@ -189,8 +240,140 @@ def parse_query(
         excluded_phrases=tuple(excluded_phrases),
         alternatives=tuple(alternatives),
         filters=tuple(filters),
-        readings=tuple(readings),
+        choices=tuple(choices),
+        readings=tuple(dict.fromkeys(readings)),
     )
+
+
+def _take_choices(
+    text: str, choices: list[Choice], readings: list[str], today: dt.date | None, lexicon: Lexicon
+) -> str:
+    """Read `P OR Q …` between parts that are not all plain words, and parenthesised groups,
+    into choices; what is left (and the words of each part, which still rank) is returned.
+
+    A chain of plain words (`sync OR merge`) is left to `_take_alternatives`, and a group
+    outside any chain (`meeting (work OR meetup)`) is read without its parentheses, as
+    Obsidian reads them; `-(a b)` keeps out the notes that hold all of it.
+    """
+    parts = _parts(text)
+    out: list[str] = []
+    i = 0
+    while i < len(parts):
+        chain = [parts[i]]
+        while i + 2 < len(parts) and parts[i + 1] == "OR" and parts[i + 2] != "OR":
+            chain.append(parts[i + 2])
+            i += 2
+        i += 1
+        if len(chain) == 1:
+            part = chain[0]
+            if _is_group(part) and part.startswith("-"):
+                choices.append(Choice((_condition(part, readings, today, lexicon),), part))
+            elif _is_group(part):
+                out.append(part[1:-1])
+            else:
+                out.append(part)
+            continue
+        if all(_plain_word(part) for part in chain):
+            out.append(" OR ".join(chain))
+            continue
+        options = tuple(_condition(part, readings, today, lexicon) for part in chain)
+        choices.append(Choice(options, " OR ".join(chain)))
+        # Their words still rank, as an OR of words does; filters and exclusions do not.
+        out.extend(word for option in options if not option.negated for word in (*option.phrases, *option.all_words))
+    return " ".join(out)
+
+
+def _condition(part: str, readings: list[str], today: dt.date | None, lexicon: Lexicon) -> Condition:
+    """One side of an OR: the part (a group's parts) read as a query, every word of it required."""
+    negated = part.startswith("-(") and _is_group(part)
+    inner = part[2:-1] if negated else part[1:-1] if _is_group(part) else part
+    sub = parse_query(inner, as_you_type=False, today=today or dt.date.today(), lexicon=lexicon)
+    readings.extend(sub.readings)
+    word_choices = tuple(
+        Choice(tuple(Condition(words=(word,)) for word in group), " OR ".join(group)) for group in sub.alternatives
+    )
+    in_choices = {word for group in sub.alternatives for word in group}
+    phrase_words = {w for phrase in sub.phrases for w in (m.group(0).strip("'’-").lower() for m in _WORD.finditer(phrase))}
+    # A stop word has no index term: required, it would keep no note.
+    skipped = in_choices | phrase_words | set(lexicon.stop_words)
+    words = tuple(w for w in sub.terms if w not in skipped)
+    return Condition(
+        filters=sub.filters,
+        words=words,
+        phrases=sub.phrases,
+        excluded_words=sub.excluded_words,
+        excluded_phrases=sub.excluded_phrases,
+        choices=(*sub.choices, *word_choices),
+        negated=negated,
+    )
+
+
+def _is_group(part: str) -> bool:
+    return part.startswith(("(", "-(")) and part.endswith(")") and len(part) > (3 if part[0] == "-" else 2)
+
+
+def _plain_word(part: str) -> bool:
+    """A part that is a word as typed: no exclusion, quote, bracket, group or known operator."""
+    if part[:1] in ('-', '"', "[", "("):
+        return False
+    key = part.split(":", 1)[0].lower() if ":" in part else ""
+    return key not in _OPERATORS
+
+
+def _parts(text: str) -> list[str]:
+    """The query's top-level parts, left to right: `"a phrase"`, `[prop:x y]`, `key:"a value"`,
+    a balanced `( … )` group, or a run of non-blanks; each may start with `-`.
+
+    An unclosed quote, bracket or parenthesis ends at the next blank, as a word does.
+    Linear: the parentheses are paired in one pass first.
+    """
+    closes = _paired_parentheses(text)
+    parts: list[str] = []
+    at, end = 0, len(text)
+    while at < end:
+        if text[at] == " ":
+            at += 1
+            continue
+        start = at
+        body = at + 1 if text[at] == "-" and at + 1 < end else at
+        opener = text[body]
+        stop = -1
+        if opener == '"':
+            close = text.find('"', body + 1)
+            stop = close + 1 if close >= 0 else -1
+        elif opener == "[" and not text.startswith("[[", body):
+            close = text.find("]", body + 1)
+            stop = close + 1 if close >= 0 else -1
+        elif opener == "(":
+            stop = closes.get(body, -2) + 1
+        if stop <= 0:
+            stop = text.find(" ", body)
+            stop = end if stop < 0 else stop
+            quoted = text.find(':"', body, stop)
+            if quoted >= 0:  # key:"a value with blanks"
+                close = text.find('"', quoted + 2)
+                if close >= 0:
+                    stop = max(stop, close + 1)
+        parts.append(text[start:stop])
+        at = stop
+    return parts
+
+
+def _paired_parentheses(text: str) -> dict[int, int]:
+    """Each `(` that is closed, with the index of its `)`; parentheses inside quotes are text."""
+    pairs: dict[int, int] = {}
+    open_at: list[int] = []
+    quoted = False
+    for index, char in enumerate(text):
+        if char == '"':
+            quoted = not quoted
+        elif quoted:
+            continue
+        elif char == "(":
+            open_at.append(index)
+        elif char == ")" and open_at:
+            pairs[open_at.pop()] = index
+    return pairs
 
 
 def _take_operators(text: str, filters: list[QueryFilter], readings: list[str]) -> str:
@@ -215,11 +398,9 @@ def _take_operators(text: str, filters: list[QueryFilter], readings: list[str]) 
             if date is None:
                 readings.append(f"{key}:{value} is not a date (YYYY-MM-DD): ignored")
                 return " "
-            start, end = (date, None) if key == "after" else (None, date)
-            if key == "after":
-                start = date + dt.timedelta(days=1)
-            else:
-                end = date - dt.timedelta(days=1)
+            start, end = _after(date) if key == "after" else _before(date)
+            if start is not None and end is not None:
+                readings.append(f"{key}:{value}: no date is {key} it, so no note is")
             filters.append(QueryFilter("date", value, negated=bool(negated), start=start, end=end, written=written))
             return " "
         if kind == "tag":
@@ -323,8 +504,11 @@ def _take_time_words(
         m = re.search(rf"(?<!\w){re.escape(name)}(?:['’]s)?(?!\w)", lowered)
         if m:
             unit, offset = lexicon.time_words[name]
-            start, end = _period(unit, offset, today)
-            found = (m.start(), m.end(), start, end)
+            period = _period(unit, offset, today)
+            if period is None:
+                readings.append(f"“{text[m.start() : m.end()]}” read as words: it falls outside the calendar")
+                return text
+            found = (m.start(), m.end(), *period)
             break
     if found is None and lexicon.months and lexicon.month_preposition:
         months = "|".join(lexicon.months)
@@ -332,9 +516,11 @@ def _take_time_words(
         if m:
             month = lexicon.months.index(m.group(1)) + 1
             year = int(m.group(2)) if m.group(2) else (today.year if month <= today.month else today.year - 1)
-            start = dt.date(year, month, 1)
-            end = (dt.date(year + (month == 12), month % 12 + 1, 1)) - dt.timedelta(days=1)
-            found = (m.start(), m.end(), start, end)
+            span = _month(year, month)
+            if span is None:
+                readings.append(f"“{text[m.start() : m.end()]}” read as words: year {m.group(2) or year} is not in the calendar")
+                return text
+            found = (m.start(), m.end(), *span)
     if found is None:
         return text
     at, end_at, start, end = found
@@ -347,23 +533,46 @@ def _take_time_words(
     return text[:at] + " " + text[end_at:]
 
 
-def _period(unit: str, offset: int, today: dt.date) -> tuple[dt.date, dt.date]:
-    """The day, week (Monday to Sunday), month or year `offset` periods from today's."""
-    if unit == "day":
-        day = today + dt.timedelta(days=offset)
-        return day, day
-    if unit == "week":
-        monday = today - dt.timedelta(days=today.weekday()) + dt.timedelta(weeks=offset)
-        return monday, monday + dt.timedelta(days=6)
+def _period(unit: str, offset: int, today: dt.date) -> tuple[dt.date, dt.date] | None:
+    """The day, week (Monday to Sunday), month or year `offset` periods from today's; None
+    when that leaves the calendar (years 1 to 9999), where `datetime` cannot count."""
+    try:
+        if unit == "day":
+            day = today + dt.timedelta(days=offset)
+            return day, day
+        if unit == "week":
+            monday = today - dt.timedelta(days=today.weekday()) + dt.timedelta(weeks=offset)
+            return monday, monday + dt.timedelta(days=6)
+    except OverflowError:
+        return None
     if unit == "month":
-        year, month = today.year, today.month + offset
-        while month < 1:
-            year, month = year - 1, month + 12
-        first = dt.date(year, month, 1)
-        following = dt.date(year + (month == 12), month % 12 + 1, 1)
-        return first, following - dt.timedelta(days=1)
+        months = today.year * 12 + today.month - 1 + offset
+        return _month(months // 12, months % 12 + 1)
     year = today.year + offset
+    if not dt.MINYEAR <= year <= dt.MAXYEAR:
+        return None
     return dt.date(year, 1, 1), dt.date(year, 12, 31)
+
+
+def _month(year: int, month: int) -> tuple[dt.date, dt.date] | None:
+    """The first and last day of a month; None for a year outside the calendar (0000, 10000)."""
+    if not dt.MINYEAR <= year <= dt.MAXYEAR:
+        return None
+    return dt.date(year, month, 1), dt.date(year, month, calendar.monthrange(year, month)[1])
+
+
+def _after(date: dt.date) -> tuple[dt.date | None, dt.date | None]:
+    """The days after `date` as (start, end); the calendar's last day has none (start > end)."""
+    if date == dt.date.max:
+        return dt.date.max, dt.date.max - dt.timedelta(days=1)
+    return date + dt.timedelta(days=1), None
+
+
+def _before(date: dt.date) -> tuple[dt.date | None, dt.date | None]:
+    """The days before `date` as (start, end); the calendar's first day has none (start > end)."""
+    if date == dt.date.min:
+        return dt.date.min + dt.timedelta(days=1), dt.date.min
+    return None, date - dt.timedelta(days=1)
 
 
 def _iso(value: str) -> dt.date | None:

@@ -1,4 +1,4 @@
-"""Query filters: the notes a query's filters, required phrases and exclusions leave to search in.
+"""Query filters: the notes a query's filters, required phrases, exclusions and `OR` choices leave to search in.
 
 Filters apply before fusion: the searcher hands every channel the same candidate set,
 so a filter never costs recall inside it. The facts filters read (tags, properties,
@@ -18,10 +18,14 @@ from dataclasses import dataclass
 from engine.catalog import Catalog
 from engine.entities import displayed_text, fold_case
 from engine.names import one_form
-from engine.query.parse import QueryFilter
+from engine.query.parse import Choice, Condition, QueryFilter
 from engine.vault.links import MD_LINK
 
-__all__ = ["FactsTable", "NoteFacts", "PhraseMatcher", "phrase_key", "text_has_phrase"]
+__all__ = ["FactsTable", "NoteFacts", "PhraseMatcher", "notes_meeting", "phrase_key", "text_has_phrase"]
+
+# The notes among the second argument that hold a word or a phrase (the searcher's full text,
+# else the notes' text).
+NotesHolding = Callable[[str, set[str]], set[str]]
 
 _SPACES = re.compile(r"\s+")
 _ALNUM_RUN = re.compile(r"[^\W_]+")
@@ -60,7 +64,7 @@ class FactsTable:
                 data = json.loads(raw) if raw else {}
             except ValueError:
                 data = {}
-            date = _date(str(data.get("date") or "")) or dt.date.fromtimestamp(max(mtime, 0))
+            date = _date(str(data.get("date") or "")) or _day_of(mtime)
             props = {str(k): tuple(str(v) for v in values) for k, values in dict(data.get("props") or {}).items()}
             tasks = tuple((bool(done), str(text).casefold()) for done, text in list(data.get("tasks") or []))
             self.notes[path] = NoteFacts(
@@ -122,6 +126,34 @@ class FactsTable:
         return sorted(paths, key=lambda p: (self.notes[p].date, self.notes[p].mtime, p), reverse=True)
 
 
+def notes_meeting(
+    choice: Choice, within: set[str], facts: FactsTable, with_word: NotesHolding, with_phrase: NotesHolding
+) -> set[str]:
+    """The notes among `within` that meet one of the choice's options (an `OR` of the query's parts)."""
+    kept: set[str] = set()
+    for option in choice.options:
+        kept |= _meeting(option, within - kept, facts, with_word, with_phrase)
+    return kept
+
+
+def _meeting(
+    condition: Condition, within: set[str], facts: FactsTable, with_word: NotesHolding, with_phrase: NotesHolding
+) -> set[str]:
+    """The notes among `within` that meet every part of `condition` (none of them when it is negated)."""
+    held = within & facts.matching(condition.filters) if condition.filters else set(within)
+    for phrase in condition.phrases:
+        held &= with_phrase(phrase, held)
+    for word in condition.words:
+        held &= with_word(word, held)
+    for word in condition.excluded_words:
+        held -= with_word(word, held)
+    for phrase in condition.excluded_phrases:
+        held -= with_phrase(phrase, held)
+    for choice in condition.choices:
+        held = notes_meeting(choice, held, facts, with_word, with_phrase)
+    return within - held if condition.negated else held
+
+
 def _fold(text: str) -> str:
     """Text as the path filters compare it: casefolded, in one Unicode form (NFC), so that
     `file:café` finds a note a Mac named in NFD."""
@@ -166,6 +198,15 @@ def _path_starts(path: str, prefix: str) -> bool:
 def _folded_path(path: str) -> str:
     """A path as `_path_starts` reads it: casefolded, after a leading slash."""
     return f"/{_fold(path)}"
+
+
+def _day_of(mtime: float) -> dt.date:
+    """The local day of a modification time, kept within the calendar: a file system may
+    hold a time before 1970 or after the year 9999, where `datetime` cannot go."""
+    try:
+        return dt.date.fromtimestamp(max(mtime, 0))
+    except (OverflowError, OSError, ValueError):
+        return dt.date.max
 
 
 def _date(text: str) -> dt.date | None:

@@ -47,7 +47,7 @@ from engine.search.evidence import (
     normalized_name,
 )
 from engine.search.fallback import FlatScan, FuzzySearch
-from engine.search.filters import FactsTable, PhraseMatcher
+from engine.search.filters import FactsTable, PhraseMatcher, notes_meeting
 from engine.search.fusion import refuse, weighted_rrf
 from engine.search.grams import PhraseGrams
 from engine.search.ranking import StageContext, run_stages
@@ -429,7 +429,8 @@ class Searcher:
         typed waits until it is complete.
         """
         groups = [g for g in plan.alternatives if not (plan.prefix and plan.prefix in g)]
-        if not (plan.filters or plan.phrases or groups or plan.excluded_words or plan.excluded_phrases):
+        choices = [c for c in plan.choices if not (plan.prefix and plan.prefix in c.words)]
+        if not (plan.filters or plan.phrases or groups or choices or plan.excluded_words or plan.excluded_phrases):
             return None
         facts = self._facts_table()
         kept = facts.matching(plan.filters) if plan.filters else set(facts.notes)
@@ -441,6 +442,8 @@ class Searcher:
             kept -= self._with_word(word, kept)
         for phrase in plan.excluded_phrases:
             kept -= self._with_phrase(phrase, kept)
+        for choice in choices:
+            kept = notes_meeting(choice, kept, facts, self._with_word, self._with_phrase)
         return frozenset(kept)
 
     def _facts_table(self) -> FactsTable:
@@ -908,6 +911,7 @@ def _reading(plan: QueryPlan) -> QueryReading:
     chips.extend(QueryChip("exclude", f"-{word}", f"-{word}", True) for word in plan.excluded_words)
     chips.extend(QueryChip("exclude", f'-"{phrase}"', f'-"{phrase}"', True) for phrase in plan.excluded_phrases)
     chips.extend(QueryChip("or", " OR ".join(group), "") for group in plan.alternatives)
+    chips.extend(QueryChip("or" if len(c.options) > 1 else "exclude", c.written, c.written, len(c.options) == 1) for c in plan.choices)
     chips.extend(QueryChip("typo", f"{typed} → {read}", "") for typed, read in plan.corrections)
     chips = [replace(chip, without=query_without(plan.raw, chip.written)) if chip.written else chip for chip in chips]
     return QueryReading(

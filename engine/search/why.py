@@ -133,6 +133,8 @@ def _channel_reasons(
             return ["links: not reached from " + (", ".join(results.recognized_entities) or "the entities it started from")]
         if name == "fulltext":
             return ["full text: no word of the query is in it" if listed < asked else f"full text: not among its first {listed}"]
+        if not listed:
+            return ["meaning: found no passage for this query"]
         return [f"meaning: none of its passages is among the {listed} closest to the query"]
     if at > counted:
         return [f"search by {label} ranked it {_ordinal(at)}; only its first {counted} count"]

@@ -2,7 +2,8 @@
 
 A stage is linear when its ms/KB stays about the same as the input grows 64-fold; a
 quadratic one shows ms/KB growing with the size. Each input is one pathological
-pattern repeated (a run of `[`, a word before a URL, 10,000 tasks...). Stages that
+pattern repeated (a run of `[`, a word before a URL, 10,000 tasks...). "display" is the
+reading both front ends render (engine/vault/markup.py). Stages that
 need their inputs prepared (chunks for the snippet, catalog rows for the graph) get
 them untimed. The web renderer lives in `ui/`, which the engine never imports; its
 numbers come from `python -m ui.web.bench_render`, which uses `run_stages` from here.
@@ -39,6 +40,13 @@ PATTERNS: dict[str, Callable[[int], str]] = {
     "heading padded with spaces": lambda n: _repeat(" ", n, "# Title", "x\n"),
     "word before a URL": lambda n: _repeat("a1", n, "", " http://x.io #tag\n"),
     "run of [": lambda n: _repeat("[", n, "", " alpha\n"),
+    "run of [ closed once": lambda n: _repeat("[", n, "", "]\n"),
+    "[ then ]": lambda n: "[" * (n // 2) + "]" * (n // 2),
+    "run of ![": lambda n: _repeat("![", n, "", " alpha\n"),
+    "run of [^, a footnote": lambda n: _repeat("[^", n, "[^1]: a footnote\n\n", " alpha\n"),
+    "run of ^[": lambda n: _repeat("^[", n, "", " alpha\n"),
+    "run of [<": lambda n: _repeat("[<", n, "", " alpha\n"),
+    "lines of [": lambda n: _repeat("[" * 60 + "\n", n),
     "run of [[a|": lambda n: _repeat("[[a|", n, "", " alpha\n"),
     "run of [a](": lambda n: _repeat("[a](", n, "", " alpha\n"),
     "[a]( before blanks": lambda n: _repeat(" ", n, "[a](", "x\n"),
@@ -122,6 +130,13 @@ def _fulltext_body(text: str) -> Callable[[], object]:
     return lambda: displayed_text(body)
 
 
+def _display(text: str) -> Callable[[], object]:
+    from engine.vault.markup import obsidian_markdown, parse_markdown
+
+    md = obsidian_markdown()
+    return lambda: parse_markdown(md, text)
+
+
 def _snippet(text: str) -> Callable[[], object]:
     from engine.catalog import StoredChunk
     from engine.chunking import chunk_note
@@ -167,6 +182,7 @@ STAGES: dict[str, Stage] = {
     "full-text body": _fulltext_body,
     "snippet": _snippet,
     "graph contexts": _graph,
+    "display (TUI, web)": _display,
 }
 
 

@@ -241,9 +241,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     return run_console(lambda: _main(argv))
 
 
+# Commands whose free text may start with `-` (an exclusion: `engine search VAULT -draft`).
+_FREE_TEXT_COMMANDS = ("search", "context")
+
+
+def _free_text_arguments(argv: Sequence[str]) -> list[str]:
+    """`argv` with a query that starts with `-` marked as text, not as an unknown option.
+
+    These commands have no short option but -h, so `-draft` or `-path:Archive` can only be
+    the query; argparse reads an argument holding a blank as a value, so one is put in front
+    (the query parser drops it).
+    """
+    arguments = list(argv)
+    if not arguments or arguments[0] not in _FREE_TEXT_COMMANDS:
+        return arguments
+    return [
+        f" {arg}" if index and arg.startswith("-") and not arg.startswith("--") and arg != "-h" and len(arg) > 1 else arg
+        for index, arg in enumerate(arguments)
+    ]
+
+
 def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
-    words = list(sys.argv[1:] if argv is None else argv)
+    words = _free_text_arguments(sys.argv[1:] if argv is None else argv)
     _Parser.searching = bool(words) and words[0] == "search"
     args = parser.parse_args(words)
     if not args.command:

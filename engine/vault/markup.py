@@ -44,6 +44,7 @@ from mdit_py_plugins.footnote import footnote_plugin
 from mdit_py_plugins.front_matter import front_matter_plugin
 
 from engine.records import Link, NoteSection
+from engine.vault.bounded_markdown import bound_parsing, over_budget_lines, plain_block
 from engine.vault.callouts import Callout, read_callout
 from engine.vault.links import WIKILINK, collector_paused, split_wikilink
 from engine.vault.sections import trailing_block_id, without_comments
@@ -185,16 +186,20 @@ def obsidian_markdown() -> MarkdownIt:
     md.inline.ruler2.before("emphasis", "mark", _mark_pairs)
     md.core.ruler.after("block", "obsidian_blocks", _blocks)
     md.core.ruler.push("obsidian_inline", _after_inline)
+    bound_parsing(md)  # every `[` would rescan the text after it: a run of them took seconds per KB
     return md
 
 
 def parse_markdown(md: MarkdownIt, text: str, context: RenderContext | None = None) -> list[Token]:
     """The tokens of a note's LF text (frontmatter included), read the Obsidian way.
 
-    Token maps are the file's 0-based lines: comments are taken out line for line.
+    Token maps are the file's 0-based lines: comments are taken out line for line. The lines
+    past the block budget (`BLOCK_LINES_BUDGET`) are one paragraph of plain text.
     """
     with collector_paused():
-        return md.parse(without_comments(text), {"cairn": context or _PLAIN})
+        head, rest, rest_line = over_budget_lines(without_comments(text))
+        tokens = md.parse(head, {"cairn": context or _PLAIN})
+        return tokens + plain_block(rest, rest_line) if rest else tokens
 
 
 def _context(env: Any) -> RenderContext:

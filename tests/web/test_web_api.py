@@ -213,3 +213,22 @@ def test_pages_carry_a_strict_csp_and_no_inline_script(client: TestClient) -> No
         scripts = re.findall(r"<script\b[^>]*>", response.text)
         assert scripts and all(" src=" in tag for tag in scripts)
         assert not re.search(r"<script\b[^>]*>[^<]+</script>", response.text)
+
+
+def test_a_note_file_the_index_skipped_says_why_it_cannot_be_shown(tmp_path: Path) -> None:
+    """/notes lists every note file; one skipped as too large answered only "No note at Big.md"."""
+    from engine.config import EngineConfig
+
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "Big.md").write_text("# Big\n\n" + "word " * 20_000, encoding="utf-8")
+    (vault / "Small.md").write_text("# Small\n", encoding="utf-8")
+    with Engine.open(vault, EngineConfig(max_file_bytes=50_000), index_dir=tmp_path / "index", embedder=HashEmbedder()) as engine:
+        engine.reindex()
+        client = client_for(engine)
+        assert "Big.md" in client.get("/notes").text
+        for url in ("/note/Big.md", "/api/notes/Big.md", "/graph/Big.md"):
+            response = client.get(url)
+            assert response.status_code == 404
+            assert "not indexed: too large: 100007 bytes" in response.text, response.text[-400:]
+        assert "not indexed" not in client.get("/api/notes/Nothing.md").text

@@ -402,3 +402,22 @@ def test_the_edit_page_renders_inside_the_shell(page: Any, live: Served, tmp_pat
     assert page.title() == "Edit CRDT · Cairn"
     page.screenshot(path=str(tmp_path / "edit.png"), full_page=True)
     shutil.copyfile(tmp_path / "edit.png", "/tmp/cairn-web-edit.png")
+
+
+def test_the_launch_file_cairn_web_hands_the_browser_opens_the_view(context: Any, live: Served, tmp_path: Path) -> None:
+    """`cairn web` gives the browser a private file (no token in any process argument): it leads here."""
+    from app.web import launch_page
+
+    folder = tmp_path / "private"
+    folder.mkdir(mode=0o700)
+    launch = launch_page(live.port, live.token, folder)
+    tab = context.new_page()
+    tab.goto(launch.as_uri())
+    tab.wait_for_url(f"{live.base}/**")
+    _ready(tab)
+    assert tab.url == f"{live.base}/", "the token left the address bar"
+    assert tab.evaluate("localStorage.getItem('cairn.token')") == live.token
+    _search(tab, "tag:project OR path:Glossary")
+    chips = tab.locator("button.chip").all_inner_texts()
+    assert any("tag:project OR path:Glossary" in chip for chip in chips), chips
+    assert tab.locator("li.hit").count() > 0

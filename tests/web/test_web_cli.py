@@ -7,6 +7,7 @@ import re
 import signal
 import subprocess
 import sys
+import time
 import urllib.request
 from pathlib import Path
 
@@ -109,3 +110,68 @@ def test_the_web_view_loads_no_search_library() -> None:
     loaded = {name.split(".")[0] for name in out.split()}
     assert "starlette" in loaded
     assert not loaded & {"whoosh", "faiss", "igraph", "onnxruntime", "sqlite3", "textual"}
+
+
+FAKE_BROWSER = r'''
+import json, re, sys, urllib.request
+from pathlib import Path
+
+record = Path(sys.argv[1])
+url = sys.argv[2]
+answer = {"argv": sys.argv[2:]}
+# A console browser: it reads what it was given and returns only once the page answered.
+page = Path(url.removeprefix("file://")).read_text(encoding="utf-8")
+target = re.search(r'content="0;url=([^"]+)"', page).group(1).replace("&amp;", "&")
+answer["target"] = target
+token = target.split("#token=", 1)[1]
+base = target.split("#", 1)[0].rstrip("/")
+request = urllib.request.Request(base + "/api/status", headers={"Authorization": "Bearer " + token})
+with urllib.request.urlopen(request, timeout=20) as response:
+    answer["status"] = response.status
+answer["mode"] = oct(Path(url.removeprefix("file://")).stat().st_mode & 0o777)
+record.write_text(json.dumps(answer), encoding="utf-8")
+'''
+
+
+def test_the_browser_is_given_no_token_and_the_server_answers_while_it_waits(tmp_path: Path) -> None:
+    """Process arguments are public (`ps`): the browser gets a private file, and may block until served."""
+    vault = make_vault(tmp_path)
+    browser = tmp_path / "browser.py"
+    browser.write_text(FAKE_BROWSER, encoding="utf-8")
+    record = tmp_path / "browser.json"
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "BROWSER": f"{sys.executable} {browser} {record} %s",
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", "app", "web", str(vault), "--no-model", "--index-dir", str(tmp_path / "index")],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        assert process.stdout is not None
+        printed = process.stdout.readline().strip()
+        token = printed.rsplit("token=", 1)[1]
+        deadline = time.monotonic() + 60
+        while not record.exists():
+            assert process.poll() is None, process.communicate()[1]
+            assert time.monotonic() < deadline, "the browser never got an answer"
+            time.sleep(0.05)
+        answer = json.loads(record.read_text(encoding="utf-8"))
+        assert all(token not in argument for argument in answer["argv"])
+        assert answer["argv"][0].startswith("file://")
+        assert answer["status"] == 200
+        assert answer["mode"] == "0o600"
+        assert answer["target"].endswith(f"/#token={token}"), "the token travels in the fragment only"
+        launch = Path(answer["argv"][0].removeprefix("file://"))
+        assert oct(launch.parent.stat().st_mode & 0o777) == "0o700"
+    finally:
+        process.send_signal(signal.SIGINT)
+        _out, err = process.communicate(timeout=60)
+    assert process.returncode == 0, err
+    assert not launch.exists(), "the private page goes when the server stops"

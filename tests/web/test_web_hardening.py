@@ -358,3 +358,38 @@ def test_a_file_in_a_looping_directory_downloads_nothing(hardened: TestClient, s
     assert not Path(small_engine.vault / "loop").is_file()
     response = hardened.get("/file/loop/loop/loop")
     assert response.status_code in (400, 404)
+
+
+def test_a_folder_named_like_a_note_is_a_client_error(hardened: TestClient, small_engine: Engine) -> None:
+    (small_engine.vault / "Folder.md").mkdir(exist_ok=True)
+    for sha in (None, "0" * 64):
+        response = hardened.put("/api/notes/Folder.md", json={"text": "# x\n", "expected_sha": sha})
+        assert response.status_code == 400 and "Folder.md is a folder, not a note" in response.json()["message"]
+    assert (small_engine.vault / "Folder.md").is_dir() and not list((small_engine.vault / "Folder.md").iterdir())
+
+
+@pytest.mark.parametrize("sha", [None, "0" * 64])
+@pytest.mark.parametrize("path", ["Glossary/CRDT.md/x.md", "Glossary/CRDT.md/deeper/x.md"])
+def test_a_note_used_as_a_folder_is_a_client_error_and_writes_nothing(
+    hardened: TestClient, small_engine: Engine, path: str, sha: str | None
+) -> None:
+    before = sorted(p.relative_to(small_engine.vault).as_posix() for p in small_engine.vault.rglob("*"))
+    response = hardened.put(f"/api/notes/{path}", json={"text": "# x\n", "expected_sha": sha})
+    assert response.status_code == 400, response.text
+    assert response.json()["error"] == "unsafe_path"
+    assert "Glossary/CRDT.md is a file, not a folder" in response.json()["message"]
+    created = hardened.post("/api/notes", json={"title": "x", "folder": "Glossary/CRDT.md"})
+    assert created.status_code == 400, created.text
+    assert sorted(p.relative_to(small_engine.vault).as_posix() for p in small_engine.vault.rglob("*")) == before
+
+
+def test_a_long_note_name_is_never_echoed_whole(hardened: TestClient, caplog: pytest.LogCaptureFixture) -> None:
+    """A 100 KB name in /api/why made a 100 KB answer and a 100 KB log line."""
+    name = "N" * 60_000
+    for url in ("/api/why", "/why"):
+        response = hardened.get(url, params={"q": "crdt", "note": name})
+        assert response.status_code == 404
+        assert len(response.text) < 4_000, len(response.text)
+    assert caplog.records and all(len(record.getMessage()) < 2_000 for record in caplog.records)
+    long_path = hardened.get("/api/notes/" + "a" * 3_000 + ".md")
+    assert long_path.status_code in (400, 404) and len(long_path.text) < 2_000

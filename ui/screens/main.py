@@ -250,6 +250,9 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
             return
         if batch.recovered:
             self.notify("Indexing works again; every change made meanwhile is indexed.", title="Index caught up")
+        report = batch.report
+        if report is not None and not (report.added or report.updated or report.removed):
+            return  # nothing changed (the watcher's start-up comparison found the index current)
         self._list_notes()
         current = self.current_path
         if current and (batch.rescan or current in batch.paths or batch.report is None):

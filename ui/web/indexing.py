@@ -1,4 +1,4 @@
-"""The web view's background reindex: search answers at once while the index catches up."""
+"""The web view's background reindex and watcher: search answers at once, and the index follows the disk."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from engine.errors import CairnError
 from engine.present import progress_text
 
 if TYPE_CHECKING:
-    from engine.api import Engine
-    from engine.records import Progress
+    from engine.api import Engine, Watcher
+    from engine.records import Progress, WatchBatch
 
 log = logging.getLogger("cairn.web")
 
@@ -32,6 +32,9 @@ class IndexingState:
     eta_s: float | None = None
     order: str = ""
     text: str = ""
+    # Whether the watcher follows edits made outside the web view (another editor, git, a sync).
+    watching: bool = False
+    watch_error: str = ""
 
     def to_json(self) -> dict[str, Any]:
         """The state as a JSON-ready mapping."""
@@ -45,24 +48,37 @@ class IndexingState:
             "eta_s": self.eta_s,
             "order": self.order,
             "text": self.text,
+            "watching": self.watching,
+            "watch_error": self.watch_error,
         }
 
 
 class BackgroundIndexer:
-    """Runs `engine.reindex()` once in a daemon thread and reports its progress."""
+    """Runs `engine.reindex()` once in a daemon thread and reports its progress, then watches.
 
-    def __init__(self, engine: Engine) -> None:
+    Once the first reindex ends (or fails: another process may hold the index, and the
+    watcher then follows what that process writes), the engine's own vault watcher keeps
+    the index in step with the disk, exactly as in the terminal UI.
+    """
+
+    def __init__(self, engine: Engine, *, watch: bool = True) -> None:
         self._engine = engine
+        self._watch = watch
         self._state = IndexingState()
         self._lock = threading.Lock()
         self._finished = threading.Event()
+        self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
+        self._watcher: Watcher | None = None
 
     @property
     def state(self) -> IndexingState:
         """A snapshot of the current state."""
         with self._lock:
-            return self._state
+            watcher = self._watcher
+            state = self._state
+        watching = watcher is not None and watcher.ready.is_set() and watcher.running
+        return state if state.watching == watching else IndexingState(**(state.to_json() | {"watching": watching}))
 
     def start(self) -> None:
         """Start the reindex thread (once)."""
@@ -76,12 +92,28 @@ class BackgroundIndexer:
         """Block until the reindex finished (True) or `timeout` passed (False)."""
         return self._finished.wait(timeout)
 
+    def start_watching(self) -> None:
+        """Follow changes made on disk from now on (once; never after `stop`)."""
+        with self._lock:
+            if self._watcher is not None or self._stopping.is_set():
+                return
+            self._watcher = self._engine.watcher(self._on_batch)
+            self._watcher.start()
+
     def stop(self) -> None:
-        """Ask the embedding phase to stop after its batch and wait for the thread."""
+        """Stop watching, ask the embedding phase to stop after its batch, and wait for both."""
+        self._stopping.set()
+        with self._lock:
+            watcher = self._watcher
+        if watcher is not None:
+            watcher.stop()
         if self._thread is None:
             return
         self._engine.stop()
         self._thread.join()
+
+    def _on_batch(self, batch: WatchBatch) -> None:
+        self._set(watch_error=batch.error or "")
 
     def _run(self) -> None:
         try:
@@ -96,6 +128,8 @@ class BackgroundIndexer:
         finally:
             self._set(running=False, finished_at=time.time())
             self._finished.set()
+        if self._watch:
+            self.start_watching()
 
     def _on_progress(self, progress: Progress) -> None:
         self._set(

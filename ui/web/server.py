@@ -24,6 +24,7 @@ from starlette.staticfiles import StaticFiles
 
 from engine.config import MAX_GRAPH_WEIGHT
 from engine.errors import (
+    MAX_MESSAGE_CHARS,
     CairnError,
     EncodingMismatch,
     IndexLocked,
@@ -34,7 +35,7 @@ from engine.errors import (
     SaveConflict,
     UnsafePath,
 )
-from engine.present import results_to_json, status_to_json, vectors_text, why_to_json
+from engine.present import brief, results_to_json, status_to_json, vectors_text, why_to_json
 from ui.web import pages
 from ui.web.guard import Guard, security_headers
 from ui.web.indexing import BackgroundIndexer
@@ -57,7 +58,9 @@ class BadPath(Exception):
     """A request path that names nothing in the vault the web view may touch."""
 
 
-def build_app(engine: Engine, token: str, *, port: int | None = None, reindex: bool = True) -> Starlette:
+def build_app(
+    engine: Engine, token: str, *, port: int | None = None, reindex: bool = True, watch: bool | None = None
+) -> Starlette:
     """The web view over `engine`, reachable only with `token` on 127.0.0.1/localhost[:port].
 
     Args:
@@ -65,14 +68,18 @@ def build_app(engine: Engine, token: str, *, port: int | None = None, reindex: b
         token: the access token (`Authorization: Bearer`, or `?token=` for /api/).
         port: the bound port the Host header must name (None accepts any port).
         reindex: run `engine.reindex()` in a background thread while the app runs.
+        watch: then follow changes made on disk with the engine's watcher (default: `reindex`).
     """
-    indexer = BackgroundIndexer(engine)
+    watching = reindex if watch is None else watch
+    indexer = BackgroundIndexer(engine, watch=watching)
     views = _Views(engine, indexer)
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
         if reindex:
             indexer.start()
+        elif watching:
+            indexer.start_watching()
         try:
             yield
         finally:
@@ -166,6 +173,7 @@ class _Views:
         return HTMLResponse(html, status_code=status)
 
     def _error(self, request: Request, status: int, code: str, message: str) -> Response:
+        message = brief(message, MAX_MESSAGE_CHARS)  # a message that repeats a pasted name keeps its ends
         if request.url.path.startswith("/api/"):
             return JSONResponse({"error": code, "message": message}, status_code=status)
         return self._page(code.replace("_", " "), pages.error_page(code.replace("_", " ").capitalize(), message),
@@ -184,7 +192,7 @@ class _Views:
     async def engine_error(self, request: Request, exc: Exception) -> Response:
         """An engine error outside `_guarded` (say, a damaged index during a search), with its title."""
         assert isinstance(exc, CairnError)
-        log.warning("%s %s: %s: %s", request.method, request.url.path, exc.title, exc)
+        log.warning("%s %s: %s: %s", request.method, brief(request.url.path), exc.title, exc)
         statuses = ((NoteNotFound, 404), (UnsafePath, 400), (NoteNotEditable, 422), (IndexLocked, 503))
         status = next((code for kind, code in statuses if isinstance(exc, kind)), 500)
         return self._error(request, status, "engine_error", f"{exc.title}: {exc}")
