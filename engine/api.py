@@ -43,18 +43,23 @@ from engine.errors import (
 from engine.indexer import Indexer, ProgressFn
 from engine.indexes import Indexes
 from engine.lexicon import lexicon_for
+from engine.localgraph import local_graph
 from engine.query import QueryPlan
 from engine.records import (
     Backlink,
+    Canvas,
     ChannelName,
     ChannelStatus,
     ContextBundle,
     EmbeddingBacklog,
     GraphSeeding,
+    Heading,
     IndexStatus,
+    LinkCompletion,
     LinkedNote,
     LinkingNote,
     LinkUpdate,
+    LocalGraph,
     Neighbor,
     NoteSection,
     NoteText,
@@ -64,7 +69,9 @@ from engine.records import (
     SaveResult,
     SearchResults,
     SkippedFile,
+    TagCount,
     TextFormat,
+    VaultEntry,
     WhyReport,
 )
 from engine.search import Searcher, channel_depth
@@ -77,9 +84,17 @@ from engine.storage import (
     index_writes,
     resolve_index_dir,
 )
-from engine.vault import DecodedNote, LinkResolver, NoteUnreadable, decode_note, scan_vault
+from engine.vault import (
+    DecodedNote,
+    LinkResolver,
+    NoteUnreadable,
+    complete,
+    decode_note,
+    scan_vault,
+)
+from engine.vault.files import file_kind, obsidian_uri, read_canvas
 from engine.vault.links import blank_links
-from engine.vault.parse import describing_property
+from engine.vault.parse import describing_property, parse_note
 from engine.vault.plain import plain_text
 from engine.vault.sections import note_section
 from engine.watch import (
@@ -897,6 +912,93 @@ class Engine:
         for file in found:
             indexed.setdefault(file.path, posixpath.splitext(posixpath.basename(file.path))[0])
         return sorted(indexed.items())
+
+    def vault_files(self) -> list[VaultEntry]:
+        """Every note (titled, indexed or not yet) and every attachment of the vault, sorted by path."""
+        indexed = dict(self.notes())
+        try:
+            scan = scan_vault(self.vault, self.config.excludes)
+            found, attachments = scan.notes, scan.attachments
+        except CairnError:
+            found, attachments = (), tuple(json.loads(self._catalog.get_meta("attachments") or "[]"))
+        for file in found:
+            indexed.setdefault(file.path, posixpath.splitext(posixpath.basename(file.path))[0])
+        entries = [VaultEntry(path, title) for path, title in indexed.items()]
+        entries.extend(VaultEntry(path, posixpath.basename(path), file_kind(path)) for path in attachments)
+        return sorted(entries, key=lambda entry: entry.path)
+
+    def complete_link(self, typed: str, *, source: str | None = None, limit: int = complete.DEFAULT_LIMIT) -> list[LinkCompletion]:
+        """The ways to finish a `[[` link whose text so far is `typed`, best first (engine/vault/complete.py).
+
+        Args:
+            typed: what follows `[[` up to the cursor: `atl`, `Atlas#ris`, `Atlas#^b1`, `#Set` (this note).
+            source: the note being edited: links resolve from it, and `#…` alone completes its headings.
+            limit: at most this many.
+        """
+        names = complete.Names(
+            self._catalog.note_names(), tuple(json.loads(self._catalog.get_meta("attachments") or "[]"))
+        )
+        return complete.complete_link(
+            typed,
+            names,
+            source=source,
+            resolve=lambda target: self._link_path(source or "", target),
+            note_text=self._current_text,
+            headings=self.outline,
+            limit=limit,
+        )
+
+    def outline(self, path: str) -> list[Heading]:
+        """A note's headings as it is on disk now (level, text, line), in order: what an outline lists."""
+        return list(parse_note(path, self._current_text(path)).headings)
+
+    def tags(self) -> list[TagCount]:
+        """Every tag of the vault with how many notes carry it (a nested tag counts for its parents too), by name."""
+        counts: dict[str, int] = {}
+        for info in self._catalog.note_infos():
+            carried: set[str] = set()
+            for tag in info.tags:
+                parts = tag.split("/")
+                carried.update("/".join(parts[: depth + 1]) for depth in range(len(parts)))
+            for tag in carried:
+                counts[tag] = counts.get(tag, 0) + 1
+        return [TagCount(tag, count) for tag, count in sorted(counts.items(), key=lambda item: item[0].casefold())]
+
+    def obsidian_uri(self, path: str) -> str | None:
+        """The `obsidian://open?vault=…&file=…` URI of a vault file, or None when the vault has no `.obsidian/`."""
+        return obsidian_uri(self.vault, path)
+
+    def canvas(self, path: str) -> Canvas:
+        """An Obsidian canvas as its cards and arrows (file cards resolved like links from the canvas).
+
+        Raises:
+            UnsafePath: the path is outside the vault.
+        """
+        target = self.resolve_path(path)
+        try:
+            data = target.read_bytes() if target.stat().st_size <= self.config.max_file_bytes else b""
+        except OSError as exc:
+            return Canvas(path, problem=f"cannot be read: {exc.strerror or exc}")
+        if not data:
+            return Canvas(path, problem="the canvas is empty or too large to show")
+        return read_canvas(path, data, lambda written: self._link_path(path, written))
+
+    def local_graph(self, path: str) -> LocalGraph:
+        """The note, the notes it links to and from, and its graph neighbours, laid out for drawing.
+
+        Raises:
+            NoteNotFound: the note is not indexed.
+        """
+        info = self._catalog.note_info(path)
+        if info is None:
+            raise NoteNotFound(path)
+        links = [(n.path, n.title) for n in self.outgoing_links(path) if n.path.lower().endswith(".md")]
+        backlinks = list({b.path: (b.path, b.title) for b in self.backlinks(path)}.values())
+
+        def links_from(source: str) -> list[str]:
+            return [row.resolved for row in self._catalog.links_from(source) if row.resolved]
+
+        return local_graph(path, info.title, links, backlinks, self.neighbors(path, limit=20), links_from)
 
     def recent_notes(self, limit: int = 10) -> list[tuple[str, str]]:
         """(path, title) of the notes changed last (by modification time as indexed), newest first."""
