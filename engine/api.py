@@ -878,6 +878,10 @@ class Engine:
             return None
         return self.section(path, heading=heading, block=block)
 
+    def resolve_link(self, source_path: str, target: str) -> str | None:
+        """Where a link target written in `source_path` points (a vault path), as Obsidian resolves it; None: nowhere."""
+        return self._link_path(source_path, target)
+
     def _link_path(self, source_path: str, target: str) -> str | None:
         """Where a link target written in a note points, as the indexer resolved it (or would)."""
         if not target.strip():

@@ -9,8 +9,8 @@ so the same note always looks the same and labels do not pile up.
 from __future__ import annotations
 
 import math
-from typing import Literal
 from collections.abc import Callable, Iterable, Sequence
+from typing import Literal
 
 from engine.records import GraphEdge, GraphNode, LocalGraph, Neighbor
 
