@@ -696,7 +696,8 @@ def canvas_card_markdown(card: CanvasCard) -> str:
     """A canvas card as the Markdown its card shows: its text, a link to its note or file, its web page, its group's name."""
     if card.kind == "file":
         target = card.path[:-3] if card.path and card.path.lower().endswith(".md") else card.path or card.text
-        return f"[[{target}]]"
+        shown = posixpath.basename(target)
+        return f"![[{target}]]" if file_kind(target) == "image" else f"[[{target}|{shown}]]" if shown != target else f"[[{target}]]"
     if card.kind == "link":
         return f"<{card.text}>" if card.text.startswith(("http://", "https://")) else card.text
     if card.kind == "group":

@@ -53,12 +53,32 @@ function linkCompletion(fetchCompletions) {
   };
 }
 
+// The page's Content-Security-Policy refuses <style> elements; CodeMirror's styles reach a
+// shadow root as constructed style sheets instead, so the editor lives in one. Colours come
+// from the page's CSS variables, which inherit into it.
+const cairnTheme = EditorView.theme({
+  "&": { minHeight: "60vh", maxHeight: "80vh", backgroundColor: "var(--panel)", color: "var(--fg)", borderRadius: "8px" },
+  ".cm-scroller": { fontFamily: "ui-monospace, SFMono-Regular, Menlo, Consolas, monospace", fontSize: "0.9rem", lineHeight: "1.5" },
+  ".cm-gutters": { backgroundColor: "var(--code)", color: "var(--muted)", borderRight: "1px solid var(--border)" },
+  ".cm-activeLine, .cm-activeLineGutter": { backgroundColor: "var(--selected)" },
+  ".cm-content": { caretColor: "var(--fg)" },
+  ".cm-md-link, .cm-md-url": { color: "var(--accent)" },
+  ".cm-md-code": { backgroundColor: "var(--code)" },
+  ".cm-md-mark": { color: "var(--muted)" },
+  ".cm-md-quote": { color: "var(--muted)", fontStyle: "italic" },
+  ".cm-tooltip-autocomplete": { backgroundColor: "var(--panel)", border: "1px solid var(--border)" },
+  ".cm-completionDetail": { color: "var(--muted)", marginLeft: "0.6em", fontStyle: "normal" },
+});
+
 function create({ parent, doc, onChange, fetchCompletions, onSave }) {
+  const root = parent.attachShadow({ mode: "open" });
   const view = new EditorView({
-    parent,
+    parent: root,
+    root,
     state: EditorState.create({
       doc,
       extensions: [
+        cairnTheme,
         lineNumbers(),
         history(),
         drawSelection(),
