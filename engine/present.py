@@ -34,7 +34,8 @@ from engine.records import (
 from engine.vault.callouts import TONE_RGB, Callout, CalloutStyle
 from engine.vault.links import WIKILINK, WikiParts, split_wikilink
 from engine.vault.parse import link_spans
-from engine.vault.plain import plain_text
+from engine.vault.files import file_kind
+from engine.vault.plain import find_in_text, plain_text
 
 if TYPE_CHECKING:
     from engine.vault.markup import (
@@ -55,7 +56,9 @@ if TYPE_CHECKING:
 _RENDERING = frozenset(
     {
         "IMAGE_SUFFIXES", "Embed", "EmbedFn", "LinkRef", "LinkTable", "RenderContext",
-        "cut_reason", "footnote_number", "obsidian_markdown", "parse_markdown",
+        "cut_reason",
+    "file_kind",
+    "find_in_text", "footnote_number", "obsidian_markdown", "parse_markdown",
     }
 )
 
@@ -94,6 +97,8 @@ __all__ = [
     "context_to_json",
     "count_text",
     "cut_reason",
+    "file_kind",
+    "find_in_text",
     "duration_text",
     "footnote_number",
     "highlighted",

@@ -227,3 +227,17 @@ def _entities_off(text: str) -> str:
 
 def _emphasis_off(text: str) -> str:
     return _EMPHASIS.sub("", text) if any(mark in text for mark in "*_~=") else text
+
+
+def find_in_text(text: str, query: str) -> list[tuple[int, int, int]]:
+    """Where `query` occurs in a note as a reader sees it (case aside): (1-based line, start, end) on
+    `plain_text(text)`'s lines, in order. Linear in the text; an empty query finds nothing."""
+    needle = query.strip()
+    if not needle:
+        return []
+    pattern = re.compile(re.escape(needle), re.IGNORECASE)
+    return [
+        (number, found.start(), found.end())
+        for number, line in enumerate(plain_text(text).split("\n"), start=1)
+        for found in pattern.finditer(line)
+    ]
