@@ -176,6 +176,14 @@ class NoteView(VerticalScroll, can_focus=True):
         self.query_one("#note-meta", Static).update("")
         await self.query_one("#note-body", Markdown).update(markdown)
 
+    async def show_tokens(self, tokens: list[Token], caption: str) -> None:
+        """Show what the engine read from a file that is no note (an image, a canvas), under a caption."""
+        self.note = None
+        self._tokens = tokens
+        self.query_one("#note-meta", Static).update(Content(caption))
+        await self.query_one("#note-body", Markdown).update("\n")
+        self.scroll_home(animate=False)
+
     def clear(self) -> None:
         """Show nothing (e.g. after the open note was deleted)."""
         self.note = None

@@ -124,7 +124,8 @@ class VaultTree(Vertical):
         shown = [(path, title) for path, title in self._notes if not filtering or self._matches(path, title)]
         for path, _title in sorted(shown, key=lambda item: (item[0].count("/") == 0, item[0].lower())):
             parent = self._folder_node(folders, posixpath.dirname(path), expanded, filtering)
-            parent.add_leaf(posixpath.splitext(posixpath.basename(path))[0], data=path)
+            name = posixpath.basename(path)
+            parent.add_leaf(name[:-3] if name.lower().endswith(".md") else name, data=path)
         if self._current:
             self.mark_current(self._current)
 
