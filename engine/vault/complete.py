@@ -167,8 +167,11 @@ def _notes(typed: str, names: Names, limit: int) -> list[LinkCompletion]:
     # (score, order, path, label, alias or None, kind, title): links are written for the few shown only.
     scored: list[tuple[float, int, str, str, str | None, str]] = []
     for path, title, aliases in names.notes:
-        best = max((s for s in (fuzzy_score(key, fold(title)), fuzzy_score(key, fold(_stem(path)))) if s is not None), default=None)
+        by_stem = fuzzy_score(key, fold(_stem(path)))
+        best = max((s for s in (fuzzy_score(key, fold(title)), by_stem) if s is not None), default=None)
         if best is not None:
+            # Of two notes with one title, the one whose file name matches better comes first.
+            best += (by_stem or 0.0) / 10_000
             scored.append((best, len(scored), path, title, None, "note"))
         for alias in aliases if key else ():
             score = fuzzy_score(key, fold(alias))
