@@ -32,9 +32,9 @@ from engine.records import (
     WhyReport,
 )
 from engine.vault.callouts import TONE_RGB, Callout, CalloutStyle
+from engine.vault.files import file_kind
 from engine.vault.links import WIKILINK, WikiParts, split_wikilink
 from engine.vault.parse import link_spans
-from engine.vault.files import file_kind
 from engine.vault.plain import find_in_text, plain_text
 
 if TYPE_CHECKING:
@@ -97,9 +97,9 @@ __all__ = [
     "context_to_json",
     "count_text",
     "cut_reason",
+    "duration_text",
     "file_kind",
     "find_in_text",
-    "duration_text",
     "footnote_number",
     "highlighted",
     "hit_to_json",

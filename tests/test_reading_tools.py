@@ -12,7 +12,14 @@ from vault_copy import copy_sample_vault
 
 from engine.api import Engine
 from engine.embedder import HashEmbedder
-from engine.present import LinkTable, RenderContext, find_in_text, obsidian_markdown, parse_markdown, plain_text
+from engine.present import (
+    LinkTable,
+    RenderContext,
+    find_in_text,
+    obsidian_markdown,
+    parse_markdown,
+    plain_text,
+)
 from engine.vault.complete import fuzzy_score
 
 
