@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from code_editor import take_suggestion, type_at_end
 from media_files import canvas_json, one_page_pdf, short_wav
 from vault_copy import copy_vault
 from web_support import Served, serve
@@ -101,15 +102,15 @@ def page(browser: Any, live: Served) -> Iterator[Any]:
 
 def test_typing_a_link_completes_it_and_saving_keeps_the_protocol(page: Any, live: Served) -> None:
     _open(page, f"{live.base}/edit/Cycle%20A.md")
-    page.locator(".cm-content").click()
-    page.keyboard.press("Control+End")
-    page.keyboard.type("\nSee [[Form Bui")
-    page.locator(".cm-tooltip-autocomplete li").first.wait_for()
-    page.keyboard.press("Enter")
+    file = live.vault / "Cycle A.md"
+    before = file.read_bytes()
+    # `[[` closes itself (`]]` after the cursor), as in Obsidian; the suggestion goes between.
+    type_at_end(page, "\nSee [[Form Bui")
+    take_suggestion(page, "Form Builder")
+    page.keyboard.type(" next.")
     page.keyboard.press("Control+s")
     page.locator('#save-state[data-state="ok"]').wait_for()
-    text = (live.vault / "Cycle A.md").read_text(encoding="utf-8")
-    assert text.rstrip().endswith("See [[Form Builder]]")
+    assert file.read_bytes() == before + b"\nSee [[Form Builder]] next."
 
 
 def test_the_preview_shows_the_text_as_the_note_page_does(page: Any, live: Served) -> None:
