@@ -199,6 +199,8 @@ class EditorScreen(ReportsWorkerErrors, Screen[str | None]):
         )
         suggestions.highlighted = 0
         suggestions.display = True
+        # The list takes the editor's bottom rows: the line being typed scrolls up out from under it.
+        editor.call_after_refresh(editor.scroll_cursor_visible)
 
     @on(OptionList.OptionSelected, "#link-suggestions")
     def _suggestion_clicked(self, event: OptionList.OptionSelected) -> None:
