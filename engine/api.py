@@ -92,7 +92,7 @@ from engine.vault import (
     decode_note,
     scan_vault,
 )
-from engine.vault.files import file_kind, obsidian_uri, read_canvas
+from engine.vault.files import file_kind, is_icon, obsidian_uri, read_canvas
 from engine.vault.links import blank_links
 from engine.vault.parse import describing_property, parse_note
 from engine.vault.plain import plain_text
@@ -1018,6 +1018,8 @@ class Engine:
             target = row.resolved
             if target is None or target == path or target in seen:
                 continue
+            if row.link.embed and is_icon(row.link.heading):
+                continue  # an inline icon is a glyph of the text, not something the note links to
             seen.add(target)
             if lines is None:
                 lines = self._current_text(path).split("\n")

@@ -149,6 +149,17 @@ def test_snippets_decode_entities_and_leave_icons_out() -> None:
     assert plain_text("`&amp;` stays") == "&amp; stays"
 
 
+def test_an_icon_is_no_link_of_the_note(engine: Engine) -> None:
+    (engine.vault / "Inbox" / "lucide-cog.svg").write_text("<svg/>", encoding="utf-8")
+    (engine.vault / "Inbox" / "Icons.md").write_text(
+        "# Icons\n\nOpen ![[lucide-cog.svg#icon]] Settings, see [[Atlas]] and ![[lucide-cog.svg]] drawn.\n", encoding="utf-8"
+    )
+    engine.reindex()
+    links = [linked.path for linked in engine.outgoing_links("Inbox/Icons.md")]
+    # The icon in the sentence is left out; the same file embedded as a picture is linked.
+    assert links == ["Projects/Atlas/Atlas.md", "Inbox/lucide-cog.svg"]
+
+
 def test_an_embedded_block_has_no_title(tmp_path: Path) -> None:
     md = obsidian_markdown()
     note = "Some words ^b1\n"
