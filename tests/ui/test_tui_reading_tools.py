@@ -4,10 +4,12 @@ find in note, the outline, the tags and the tree's filter over notes and attachm
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from pilot_support import run, settle
 from textual.widgets import Input, Label, OptionList
+from textual.widgets.markdown import MarkdownBlock
 
 from engine.api import Engine
 from ui.app import CairnApp
@@ -201,3 +203,28 @@ def test_open_in_obsidian_opens_the_uri_of_the_note(
     run(body())
     assert opened == [obsidian_engine.obsidian_uri("Projects/Form Builder.md")]
     assert opened[0].startswith("obsidian://open?vault=") and "Form%20Builder" in opened[0]
+
+
+def test_an_image_chosen_in_the_tree_shows_its_placeholder_and_x_opens_it(
+    make_obsidian_app: Callable[..., CairnApp], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    opened: list[Path] = []
+    # The system's handler is the one thing not run here: it would start a desktop program.
+    monkeypatch.setattr("ui.screens.main.open_with_system", lambda target: opened.append(target) or True)
+
+    async def body() -> None:
+        app = make_obsidian_app()
+        async with app.run_test(size=WIDE) as pilot:
+            main = await _open(pilot, "Embeds.md")
+            assert main.query_one("#links-list", OptionList).option_count > 1
+            await pilot.press("ctrl+g", *"diagram.png", "enter")
+            await settle(pilot)
+            view = main.query_one(NoteView)
+            assert view.shown_file == "Attachments/Diagram.png" and main.current_path is None
+            assert "[image: Diagram.png" in "".join(str(block._content) for block in view.query(MarkdownBlock))
+            assert str(main.query_one("#links-title", Label).render()) == "Links (0)", "the last note's links are gone"
+            view.focus()
+            await pilot.press("x")
+
+    run(body())
+    assert [target.name for target in opened] == ["Diagram.png"]

@@ -312,7 +312,9 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
             path, LinkTable(), self.engine.embed_section, canvas=self.engine.canvas, resolve=self.engine.resolve_link
         )
         tokens = parse_markdown(NOTE_PARSER, f"![[{path}]]", reading)
-        self.run_worker(self.query_one(NoteView).show_tokens(tokens, f"{path}  ·  x opens it outside"))
+        self.query_one(SidePanel).show(None)  # the last note's links are not the file's
+        self.query_one(VaultTree).mark_current(path)
+        self.run_worker(self.query_one(NoteView).show_tokens(tokens, f"{path}  ·  x opens it outside", path))
 
     @on(NoteView.LinkFollowed)
     def _follow_link(self, message: NoteView.LinkFollowed) -> None:
@@ -471,11 +473,14 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         self.app.push_screen(PickDialog(title, entries, empty=empty), then)
 
     def action_open_file(self) -> None:
-        """Open a file the note embeds or links (a PDF, a sound, an image) with the system's handler."""
-        path = self.current_path
-        if path is None:
+        """Open the file shown, or a file the note embeds or links (a PDF, a sound, an image), with the system's handler."""
+        view = self.query_one(NoteView)
+        if view.shown_file is not None:
+            self.open_outside(view.shown_file)
             return
-        note = self.query_one(NoteView).note
+        if self.current_path is None:
+            return
+        note = view.note
         files = sorted({resolved for _link, resolved in (note.links if note else ()) if resolved and not resolved.lower().endswith(".md")})
         if not files:
             self.notify("This note embeds or links no file.", severity="warning")

@@ -68,6 +68,7 @@ class NoteView(VerticalScroll, can_focus=True):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.note: NoteRecord | None = None
+        self.shown_file: str | None = None  # the attachment shown in place of a note, if any
         self.found_lines: list[int] = []
         self.found_at = 0
         self.passage_line = 0
@@ -160,6 +161,7 @@ class NoteView(VerticalScroll, can_focus=True):
     async def show(self, note: NoteRecord, tokens: list[Token], line: int = 0) -> None:
         """Render `note` from the engine's `tokens`; scroll to and highlight the block holding file line `line`."""
         self.note = note
+        self.shown_file = None
         self._tokens = tokens
         self.query_one("#note-meta", Static).update(_meta(note, tokens))
         await self.query_one("#note-body", Markdown).update(note.text)
@@ -172,13 +174,15 @@ class NoteView(VerticalScroll, can_focus=True):
     async def show_text(self, markdown: str) -> None:
         """Show a Markdown message instead of a note (e.g. the welcome text)."""
         self.note = None
+        self.shown_file = None
         self._tokens = parse_markdown(NOTE_PARSER, markdown)
         self.query_one("#note-meta", Static).update("")
         await self.query_one("#note-body", Markdown).update(markdown)
 
-    async def show_tokens(self, tokens: list[Token], caption: str) -> None:
-        """Show what the engine read from a file that is no note (an image, a canvas), under a caption."""
+    async def show_tokens(self, tokens: list[Token], caption: str, file: str) -> None:
+        """Show what the engine read from `file`, which is no note (an image, a canvas), under a caption."""
         self.note = None
+        self.shown_file = file
         self._tokens = tokens
         self.query_one("#note-meta", Static).update(Content(caption))
         await self.query_one("#note-body", Markdown).update("\n")
@@ -187,6 +191,7 @@ class NoteView(VerticalScroll, can_focus=True):
     def clear(self) -> None:
         """Show nothing (e.g. after the open note was deleted)."""
         self.note = None
+        self.shown_file = None
         self._tokens = []
         self.query_one("#note-meta", Static).update("")
         self.query_one("#note-body", Markdown).update("")
