@@ -206,8 +206,10 @@ def test_open_in_obsidian_opens_the_uri_of_the_note(
 
 
 def test_an_image_chosen_in_the_tree_shows_its_placeholder_and_x_opens_it(
-    make_obsidian_app: Callable[..., CairnApp], monkeypatch: pytest.MonkeyPatch
+    make_obsidian_app: Callable[..., CairnApp], obsidian_engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    embedding = obsidian_engine.backlinks("Attachments/Diagram.png")
+    assert {b.path for b in embedding} == {"Embeds.md"}  # three embeds there; the one in a code fence elsewhere is text
     opened: list[Path] = []
     # The system's handler is the one thing not run here: it would start a desktop program.
     monkeypatch.setattr("ui.screens.main.open_with_system", lambda target: opened.append(target) or True)
@@ -223,6 +225,8 @@ def test_an_image_chosen_in_the_tree_shows_its_placeholder_and_x_opens_it(
             assert view.shown_file == "Attachments/Diagram.png" and main.current_path is None
             assert "[image: Diagram.png" in "".join(str(block._content) for block in view.query(MarkdownBlock))
             assert str(main.query_one("#links-title", Label).render()) == "Links (0)", "the last note's links are gone"
+            # The lines of notes that embed or link the image are its backlinks.
+            assert str(main.query_one("#backlinks-title", Label).render()) == f"Backlinks ({len(embedding)})"
             view.focus()
             await pilot.press("x")
 

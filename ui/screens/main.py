@@ -291,7 +291,8 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
 
     @on(ContextLoaded)
     def _context_loaded(self, message: ContextLoaded) -> None:
-        if message.context.path == self.current_path:
+        view = self.query_one(NoteView)
+        if message.context.path in (view.path, view.shown_file):
             self.query_one(SidePanel).show(message.context)
 
     @on(VaultTree.NoteChosen)
@@ -315,6 +316,14 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         self.query_one(SidePanel).show(None)  # the last note's links are not the file's
         self.query_one(VaultTree).mark_current(path)
         self.run_worker(self.query_one(NoteView).show_tokens(tokens, f"{path}  ·  x opens it outside", path))
+        self._load_file_context(path)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="note")
+    def _load_file_context(self, path: str) -> None:
+        """The notes that embed or link an attachment: its backlinks, as Obsidian lists them."""
+        backlinks = tuple(self.engine.backlinks(path))
+        if not get_current_worker().is_cancelled:
+            self.post_message(self.ContextLoaded(NoteContext(path, (), backlinks, None, (), ())))
 
     @on(NoteView.LinkFollowed)
     def _follow_link(self, message: NoteView.LinkFollowed) -> None:
