@@ -56,6 +56,12 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     (vault / "Attachments" / "talk.wav").write_bytes(short_wav())
     (vault / "Attachments" / "Plan.canvas").write_text(canvas_json("Linking.md"), encoding="utf-8")
     (vault / "Showcase.md").write_text(SHOWCASE, encoding="utf-8")
+    # A hub with an odd number of links: two of them sit either side of the bottom of the ring.
+    (vault / "Topics").mkdir()
+    for number in range(1, 18):
+        (vault / "Topics" / f"Topic number {number:02}.md").write_text(f"# Topic number {number:02}\n", encoding="utf-8")
+    hub = "".join(f"- [[Topic number {number:02}]]\n" for number in range(1, 18))
+    (vault / "Hub.md").write_text(f"# Hub\n\n{hub}", encoding="utf-8")
     (vault / ".obsidian").mkdir()
     engine = Engine.open(vault, index_dir=base / "index", embedder=HashEmbedder())
     engine.reindex()
@@ -156,6 +162,21 @@ def test_the_local_graph_is_a_clickable_picture(page: Any, live: Served) -> None
     href = other.get_attribute("href")
     other.locator("text").click()
     page.wait_for_url(f"{live.base}{href}")
+
+
+def test_no_two_labels_of_the_local_graph_overlap(page: Any, live: Served) -> None:
+    _open(page, f"{live.base}/graph/Hub.md")
+    boxes = page.evaluate(
+        """() => Array.from(document.querySelectorAll("svg.local-graph .node-label"), (label) => {
+            const box = label.getBoundingClientRect();
+            return [label.textContent, box.left, box.top, box.right, box.bottom];
+        })"""
+    )
+    assert len(boxes) == 18
+    for index, (name, left, top, right, bottom) in enumerate(boxes):
+        for other, left2, top2, right2, bottom2 in boxes[index + 1 :]:
+            apart = right <= left2 or right2 <= left or bottom <= top2 or bottom2 <= top
+            assert apart, f"{name!r} and {other!r} are drawn over each other"
 
 
 def test_tags_and_attachments_are_listed(page: Any, live: Served) -> None:

@@ -495,7 +495,11 @@ def _graph_svg(graph: LocalGraph) -> str:
     for node in graph.nodes:
         x, y = at(node)
         radius = 9 if node.role == "center" else 6
-        anchor = "start" if x > size * 0.55 else "end" if x < size * 0.45 else "middle"
+        # A label runs away from the middle: rightwards right of it, leftwards left of it, so two
+        # nodes either side of the top or bottom of a ring never write over each other; only a
+        # node straight above or below the middle centres its label over or under itself.
+        across = x - size / 2
+        anchor = "middle" if abs(across) < size * 0.01 else "start" if across > 0 else "end"
         dx = 10 if anchor == "start" else -10 if anchor == "end" else 0
         dy = 4 if anchor != "middle" else (-12 if y < size / 2 else 20)
         name = node.name if len(node.name) <= 32 else node.name[:31] + "…"

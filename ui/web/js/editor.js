@@ -68,6 +68,9 @@ const cairnTheme = EditorView.theme({
   ".cm-md-quote": { color: "var(--muted)", fontStyle: "italic" },
   ".cm-tooltip-autocomplete": { backgroundColor: "var(--panel)", border: "1px solid var(--border)" },
   ".cm-completionDetail": { color: "var(--muted)", marginLeft: "0.6em", fontStyle: "normal" },
+  // The chosen suggestion in the page's accent; its detail (where the note is) readable on it too.
+  ".cm-tooltip-autocomplete ul li[aria-selected]": { backgroundColor: "var(--accent)", color: "var(--accent-fg)" },
+  ".cm-tooltip-autocomplete ul li[aria-selected] .cm-completionDetail": { color: "inherit", opacity: "0.8" },
 });
 
 function create({ parent, doc, onChange, fetchCompletions, onSave }) {
