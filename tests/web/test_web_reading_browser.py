@@ -193,8 +193,10 @@ def test_no_page_is_wider_than_the_window(browser: Any, live: Served, width: int
     try:
         for url in ("/note/Showcase.md", "/edit/Showcase.md", "/graph/Linking.md", "/tags", "/notes"):
             _open(tab, f"{live.base}{url}")
-            tab.locator("html[data-ready]").wait_for(state="attached")
-            tab.wait_for_timeout(300)
+            # Measured once what the page draws after loading (math, diagrams, players, the editor) is in.
+            drawn = {"note": "#markdown[data-enhanced]", "edit": ".cm-content"}.get(url.split("/")[1])
+            if drawn:
+                tab.locator(drawn).wait_for(state="attached")
             wide, window = tab.evaluate("() => [document.scrollingElement.scrollWidth, innerWidth]")
             assert wide <= window, f"{url} at {width} px is {wide} px wide"
         _open(tab, f"{live.base}/note/Showcase.md")
