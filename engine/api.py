@@ -167,6 +167,9 @@ class Engine:
         self._prepare_state = threading.Lock()
         self._preparing = False
         self._prepare_thread: threading.Thread | None = None
+        # The vault's names read for completion and link resolution, with the catalog state they are of.
+        self._names: tuple[tuple[int, str], complete.Names] | None = None
+        self._resolver: tuple[complete.Names, LinkResolver] | None = None
         self._prepare_again = False
         # Set when a reindex stopped half-way (a full disk): the catalog may hold notes
         # that the derived indexes and the link table do not reflect yet.
@@ -891,8 +894,23 @@ class Engine:
             if row.link.target.strip().casefold() == key:
                 return row.resolved
         # Not a link the index read in this note (it was edited since): resolve it now.
-        attachments = json.loads(self._catalog.get_meta("attachments") or "[]")
-        return LinkResolver(self._catalog.note_names(), attachments).resolve(target, source_path)
+        names = self._name_lookup()
+        resolver = self._resolver
+        if resolver is None or resolver[0] is not names:
+            resolver = self._resolver = (names, LinkResolver(names.notes, names.attachments))
+        return resolver[1].resolve(target, source_path)
+
+    def _name_lookup(self) -> complete.Names:
+        """The vault's note names and attachments, for completion and resolution: read (and folded)
+        again only after the catalog changed, as each keystroke of a link asks for them."""
+        attachments_meta = self._catalog.get_meta("attachments") or "[]"
+        state = (self._catalog.generation, attachments_meta)
+        cached = self._names
+        if cached is not None and cached[0] == state:
+            return cached[1]
+        names = complete.Names(self._catalog.note_names(), tuple(json.loads(attachments_meta)))
+        self._names = (state, names)
+        return names
 
     def term_weights(self, terms: Sequence[str]) -> dict[str, float]:
         """The full-text idf of index terms (stemmed words), as fusion weighs keyword coverage."""
@@ -939,9 +957,7 @@ class Engine:
             source: the note being edited: links resolve from it, and `#…` alone completes its headings.
             limit: at most this many.
         """
-        names = complete.Names(
-            self._catalog.note_names(), tuple(json.loads(self._catalog.get_meta("attachments") or "[]"))
-        )
+        names = self._name_lookup()
         return complete.complete_link(
             typed,
             names,

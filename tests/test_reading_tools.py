@@ -7,6 +7,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from media_files import canvas_json
 from vault_copy import copy_sample_vault
 
@@ -20,7 +22,7 @@ from engine.present import (
     parse_markdown,
     plain_text,
 )
-from engine.vault.complete import fuzzy_score
+from engine.vault.complete import Names, complete_link, fuzzy_score
 
 
 @pytest.fixture(scope="module")
@@ -45,6 +47,36 @@ def test_completion_reads_word_starts_as_the_quick_switcher_does() -> None:
     assert fuzzy_score("crdt", "crdt") > fuzzy_score("crdt", "conflict resolution data types") > 0
     assert fuzzy_score("il", "internal links") > fuzzy_score("il", "initial") > 0
     assert fuzzy_score("xyz", "atlas") is None
+
+
+_LETTERS = st.text(alphabet="abcé nN-1", min_size=1, max_size=12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    titles=st.lists(_LETTERS, min_size=1, max_size=25),
+    aliases=st.lists(_LETTERS, max_size=5),
+    links=st.lists(st.text(alphabet="abcé nN-1", max_size=8), min_size=1, max_size=4),
+)
+def test_typing_on_narrows_to_what_all_the_names_would_give(titles: list[str], aliases: list[str], links: list[str]) -> None:
+    # One Names is kept between keystrokes and links (the engine's cache); a fresh one scores every name.
+    notes = [(f"F{number}/{title}.md", title, tuple(aliases) if number == 0 else ()) for number, title in enumerate(titles)]
+    kept = Names(notes, ("x/abc.png", "é n.pdf"))
+
+    def completions(names: Names, text: str) -> list[tuple[str, str]]:
+        found = complete_link(text, names, source=None, resolve=lambda _t: None, note_text=str, headings=lambda _p: [], limit=50)
+        return [(c.link, c.label) for c in found]
+
+    for typed in links:  # each typed key by key, the next one typed after it
+        for end in range(len(typed) + 1):
+            assert completions(kept, typed[:end]) == completions(Names(notes, kept.attachments), typed[:end])
+
+
+def test_a_note_indexed_since_the_last_keystroke_is_offered(engine: Engine) -> None:
+    assert engine.complete_link("quillwort") == []
+    (engine.vault / "Inbox" / "Quillwort survey.md").write_text("# Quillwort survey\n", encoding="utf-8")
+    engine.reindex(["Inbox/Quillwort survey.md"])
+    assert [c.link for c in engine.complete_link("quillwort")] == ["Quillwort survey"]
 
 
 def test_a_note_named_twice_is_linked_by_its_path(engine: Engine) -> None:

@@ -10,11 +10,12 @@ the file's name when no other file has it, else its vault path.
 
 from __future__ import annotations
 
+import heapq
 import posixpath
 import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 from engine.records import Heading, LinkCompletion
@@ -35,8 +36,22 @@ def fold(text: str) -> str:
     return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
-def _word_starts(text: str) -> set[int]:
-    return {i for i, c in enumerate(text) if c.isalnum() and (i == 0 or not text[i - 1].isalnum())}
+def _word_starts(text: str) -> frozenset[int]:
+    return frozenset(i for i, c in enumerate(text) if c.isalnum() and (i == 0 or not text[i - 1].isalnum()))
+
+
+class _Name:
+    """A folded name with what scoring reads of it, worked out once (a vault's names are
+    scored on every keystroke; folding and finding word starts each time cost the most)."""
+
+    __slots__ = ("flat", "letters", "name", "ordered_starts", "starts")
+
+    def __init__(self, folded: str) -> None:
+        self.name = folded
+        self.flat = folded.replace(" ", "")
+        self.letters = frozenset(self.flat)
+        self.starts = _word_starts(folded)
+        self.ordered_starts = tuple(sorted(self.starts))
 
 
 def fuzzy_score(typed: str, name: str) -> float | None:
@@ -46,24 +61,29 @@ def fuzzy_score(typed: str, name: str) -> float | None:
     anywhere, then the letters in order (each letter counts more at a word's start or
     right after the last). Linear in the name for each start tried (at most a few).
     """
-    typed = "".join(typed.split())
+    return _match("".join(typed.split()), _Name(name))
+
+
+def _match(typed: str, prepared: _Name) -> float | None:
+    """fuzzy_score of a typed text with its blanks removed against a prepared name."""
     if not typed:
         return 0.0
-    flat = name.replace(" ", "")
+    name, flat = prepared.name, prepared.flat
     if typed in (name, flat):
         return 1000.0 - len(name) / 100
     if name.startswith(typed) or flat.startswith(typed):
         return 800.0 - len(name) / 100
-    starts = _word_starts(name)
     at = name.find(typed)
     if at >= 0:
-        return (600.0 if at in starts else 400.0) - at / 10 - len(name) / 100
+        return (600.0 if at in prepared.starts else 400.0) - at / 10 - len(name) / 100
+    if not prepared.letters.issuperset(typed):
+        return None  # a letter the name lacks: no order of them can match
     best: float | None = None
     first = typed[0]
     tried = 0
     position = name.find(first)
     while position >= 0 and tried < 4:
-        score = _in_order(typed, name, position, starts)
+        score = _in_order(typed, prepared, position)
         if score is not None and (best is None or score > best):
             best = score
         tried += 1
@@ -71,7 +91,8 @@ def fuzzy_score(typed: str, name: str) -> float | None:
     return None if best is None else best - len(name) / 100
 
 
-def _in_order(typed: str, name: str, start: int, starts: set[int]) -> float | None:
+def _in_order(typed: str, prepared: _Name, start: int) -> float | None:
+    name, starts = prepared.name, prepared.starts
     score = 0.0
     previous = start - 2
     at = start
@@ -81,7 +102,7 @@ def _in_order(typed: str, name: str, start: int, starts: set[int]) -> float | No
             return None
         if found != previous + 1 and found not in starts:
             # A later word start beats a letter inside a word, if the rest still follows it.
-            later = next((i for i in sorted(starts) if i > found and name[i] == char), -1)
+            later = next((i for i in prepared.ordered_starts if i > found and name[i] == char), -1)
             if later >= 0 and _follows(typed[index + 1 :], name, later + 1):
                 found = later
         score += 1.0
@@ -110,6 +131,38 @@ class Names:
 
     notes: Sequence[tuple[str, str, tuple[str, ...]]]
     attachments: Sequence[str] = ()
+    # The last text completed and the notes and files it matched (indices): see `_candidates`.
+    _last: list[tuple[str, list[int], list[int]]] = field(default_factory=list, compare=False, repr=False)
+
+    def _candidates(self, key: str) -> tuple[Iterable[int], Iterable[int]]:
+        """The notes and files worth scoring for `key`: all of them, or, while a name is typed on,
+        those the text before this keystroke matched. Every match of a longer text is a match of
+        its start too (the tiers and the letters-in-order test all keep), so the list only
+        narrows as a name is typed, and a keystroke costs what the names still in play cost."""
+        last = self._last[0] if self._last else None
+        if last is not None and last[0] and key.startswith(last[0]):
+            return last[1], last[2]
+        return range(len(self._scored)), range(len(self._scored_files))
+
+    def _remember(self, key: str, notes: list[int], files: list[int]) -> None:
+        # One slot, replaced whole: a completion on another thread reads the old or the new.
+        self._last[:] = [(key, notes, files)]
+
+    @cached_property
+    def _scored(self) -> list[tuple[str, str, _Name, _Name | None, tuple[tuple[str, _Name], ...]]]:
+        """Per note: path, title, its folded title, its folded file name (None: the same as the
+        title) and its folded aliases."""
+        out = []
+        for path, title, aliases in self.notes:
+            folded_title = fold(title)
+            folded_stem = fold(_stem(path))
+            stem = None if folded_stem == folded_title else _Name(folded_stem)
+            out.append((path, title, _Name(folded_title), stem, tuple((alias, _Name(fold(alias))) for alias in aliases)))
+        return out
+
+    @cached_property
+    def _scored_files(self) -> list[tuple[str, _Name]]:
+        return [(path, _Name(fold(posixpath.basename(path)))) for path in self.attachments]
 
     @cached_property
     def _name_counts(self) -> Counter[str]:
@@ -163,29 +216,41 @@ def complete_link(
 
 
 def _notes(typed: str, names: Names, limit: int) -> list[LinkCompletion]:
-    key = fold(typed.strip())
+    key = "".join(fold(typed).split())
     # (score, order, path, label, alias or None, kind, title): links are written for the few shown only.
     scored: list[tuple[float, int, str, str, str | None, str]] = []
-    for path, title, aliases in names.notes:
-        by_stem = fuzzy_score(key, fold(_stem(path)))
-        best = max((s for s in (fuzzy_score(key, fold(title)), by_stem) if s is not None), default=None)
+    note_candidates, file_candidates = names._candidates(key)
+    matched_notes: list[int] = []
+    matched_files: list[int] = []
+    entries = names._scored
+    for index in note_candidates:
+        path, title, folded_title, folded_stem, aliases = entries[index]
+        found = len(scored)
+        by_title = _match(key, folded_title)
+        by_stem = by_title if folded_stem is None else _match(key, folded_stem)
+        best = max((s for s in (by_title, by_stem) if s is not None), default=None)
         if best is not None:
             # Of two notes with one title, the one whose file name matches better comes first.
             best += (by_stem or 0.0) / 10_000
             scored.append((best, len(scored), path, title, None, "note"))
-        for alias in aliases if key else ():
-            score = fuzzy_score(key, fold(alias))
+        for alias, folded_alias in aliases if key else ():
+            score = _match(key, folded_alias)
             if score is not None:
                 # A note found by its alias ranks just below the same match of a title.
                 scored.append((score - 0.5, len(scored), path, alias, title, "alias"))
+        if len(scored) > found:
+            matched_notes.append(index)
     if key:
-        for path in names.attachments:
-            score = fuzzy_score(key, fold(posixpath.basename(path)))
+        files = names._scored_files
+        for index in file_candidates:
+            path, folded_file = files[index]
+            score = _match(key, folded_file)
             if score is not None:
                 scored.append((score - 1.0, len(scored), path, posixpath.basename(path), None, "file"))
-    scored.sort(key=lambda item: (-item[0], item[1]))
+                matched_files.append(index)
+        names._remember(key, matched_notes, matched_files)
     out: list[LinkCompletion] = []
-    for _score, _order, path, label, title_of, kind in scored[:limit]:
+    for _score, _order, path, label, title_of, kind in heapq.nsmallest(limit, scored, key=lambda item: (-item[0], item[1])):
         link = names.link_name(path)
         if kind == "alias":
             out.append(LinkCompletion(f"{link}|{label}", label, f"{title_of} · {path}", path, "alias"))
