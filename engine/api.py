@@ -235,6 +235,7 @@ class Engine:
             prepare_queries()  # the model's query session, in the background
         if wait:
             self._searcher.prepare()
+            self._prepare_names()
         else:
             self._prepare_in_background()
 
@@ -275,6 +276,7 @@ class Engine:
         while True:
             try:
                 self._searcher.prepare()
+                self._prepare_names()
             except Exception:  # the search path builds them itself; this is only ahead of time
                 log.debug("preparing the search tables failed", exc_info=True)
             with self._prepare_state:
@@ -894,11 +896,20 @@ class Engine:
             if row.link.target.strip().casefold() == key:
                 return row.resolved
         # Not a link the index read in this note (it was edited since): resolve it now.
+        return self._link_resolver().resolve(target, source_path)
+
+    def _link_resolver(self) -> LinkResolver:
         names = self._name_lookup()
         resolver = self._resolver
         if resolver is None or resolver[0] is not names:
             resolver = self._resolver = (names, LinkResolver(names.notes, names.attachments))
-        return resolver[1].resolve(target, source_path)
+        return resolver[1]
+
+    def _prepare_names(self) -> None:
+        """What the first `[[` typed would otherwise build (~0.3 s at 10k notes): the names folded
+        for completion and the resolver its headings and blocks follow links with."""
+        self._name_lookup().prepare()
+        self._link_resolver()
 
     def _name_lookup(self) -> complete.Names:
         """The vault's note names and attachments, for completion and resolution: read (and folded)

@@ -79,6 +79,15 @@ def test_a_note_indexed_since_the_last_keystroke_is_offered(engine: Engine) -> N
     assert [c.link for c in engine.complete_link("quillwort")] == ["Quillwort survey"]
 
 
+def test_preparing_for_typing_folds_the_names_before_the_first_bracket(engine: Engine) -> None:
+    engine.prepare_for_typing(wait=True)
+    cached = engine._names
+    # The first keystroke finds the names folded for the catalog as it is, and keeps them.
+    assert cached is not None and "_scored" in vars(cached[1])
+    engine.complete_link("a")
+    assert engine._names is cached
+
+
 def test_a_note_named_twice_is_linked_by_its_path(engine: Engine) -> None:
     links = {c.link for c in engine.complete_link("roadmap")}
     assert {"Projects/Atlas/Roadmap", "Projects/Beacon/Roadmap"} <= links

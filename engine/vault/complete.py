@@ -134,6 +134,10 @@ class Names:
     # The last text completed and the notes and files it matched (indices): see `_candidates`.
     _last: list[tuple[str, list[int], list[int]]] = field(default_factory=list, compare=False, repr=False)
 
+    def prepare(self) -> None:
+        """Fold every name now rather than on the first keystroke."""
+        _ = self._scored, self._scored_files, self._name_counts
+
     def _candidates(self, key: str) -> tuple[Iterable[int], Iterable[int]]:
         """The notes and files worth scoring for `key`: all of them, or, while a name is typed on,
         those the text before this keystroke matched. Every match of a longer text is a match of
