@@ -19,6 +19,7 @@ from engine.console import exit_code
 from engine.errors import CairnError, NoteExists, SaveConflict
 from engine.present import (
     backlink_to_json,
+    context_json_text,
     context_to_json,
     note_to_json,
     results_to_json,
@@ -143,23 +144,27 @@ def build_server(engine: Engine, *, write: bool = False) -> FastMCP:
         max_source_tokens: int | None = None,
         max_entity_tokens: int | None = None,
         depth: int = 2,
+        top_k: int | None = None,
     ) -> dict[str, Any]:
         """What a question needs from the vault: Sources (top chunks), Entities and Relationships, within token budgets.
 
         Args:
             question: the question, in words.
-            max_tokens: the whole budget.
+            max_tokens: the whole budget: all of the answer, as JSON, fits it.
             max_source_tokens: the sources' part (default 60%).
             max_entity_tokens: the entities' part (default 20%); relationships get the rest.
             depth: hops from the chunks' entities (0: only theirs).
+            top_k: the most sources (default: as many as the budget holds).
         """
         try:
             bundle = engine.context(
                 question,
-                max_tokens=max(0, max_tokens),
+                max_tokens=max_tokens,
                 max_source_tokens=max_source_tokens,
                 max_entity_tokens=max_entity_tokens,
                 depth=max(0, depth),
+                top_k=top_k,
+                render=context_json_text,
             )
         except CairnError as exc:
             raise failed(exc) from exc

@@ -44,6 +44,7 @@ from engine.indexer import Indexer, ProgressFn
 from engine.indexes import Indexes
 from engine.lexicon import lexicon_for
 from engine.localgraph import local_graph
+from engine.pickers import choose_notes
 from engine.query import QueryPlan
 from engine.records import (
     Backlink,
@@ -61,6 +62,7 @@ from engine.records import (
     LinkUpdate,
     LocalGraph,
     Neighbor,
+    NoteChoice,
     NoteSection,
     NoteText,
     NoteView,
@@ -75,7 +77,9 @@ from engine.records import (
     WhyReport,
 )
 from engine.search import Searcher, channel_depth
+from engine.search.ranking import STAGE_NAMES
 from engine.search.why import explain_rank
+from engine.serve import AnswerServer
 from engine.storage import (
     WriterLock,
     check_index_dir,
@@ -175,6 +179,7 @@ class Engine:
         # that the derived indexes and the link table do not reflect yet.
         self._derived_lag = False
         self._lock = WriterLock(index_dir / "writer.lock")
+        self._answers: AnswerServer | None = None
         # Repairs write to the index, so only a process that can take the writer lock
         # makes them; while another process writes, this one just reads.
         with index_writes():  # `open` builds an engine inside _long_lived_heap
@@ -203,6 +208,7 @@ class Engine:
             chunk_entities=self._graph.chunk_entities,
             fuzzy=self._fulltext.fuzzy_search,
             relation=self._graph.relation,
+            embedded_chunks=lambda: self._vectors.chunk_count(),
         )
         self._indexer = Indexer(
             vault,
@@ -442,6 +448,9 @@ class Engine:
         if getattr(self, "_closed", False):
             return
         self._closed = True
+        answers = getattr(self, "_answers", None)
+        if answers is not None:
+            answers.close()  # before the channels it searches go
         self._indexer.request_stop()
         self._stop_preparing()
         self._searcher.close()
@@ -456,6 +465,24 @@ class Engine:
                 log.warning("could not save the graph: %s", exc)
         self._indexes.close(vouch=writer)
         self._lock.release()
+
+    def answer_locally(self) -> bool:
+        """Answer `engine search`, `context` and `status` for this index from this process, over
+        a socket in the index folder only its owner can use (engine/serve.py), until `close`.
+
+        For front ends that keep the index open (the TUI, the web view, `engine watch`, the MCP
+        server): the command then answers in milliseconds instead of opening the index itself.
+
+        Returns:
+            False when another process answers for this index already, or no local socket
+            can be made here (the command then opens the index itself, as without this).
+        """
+        if self._answers is not None:
+            return self._answers.serving
+        from engine.answers import answer_request
+
+        self._answers = AnswerServer(self.index_dir, lambda question: answer_request(self, question))
+        return self._answers.start()
 
     def __enter__(self) -> Engine:
         return self
@@ -597,6 +624,7 @@ class Engine:
         graph_weight: float | None = None,
         max_hops: int | None = None,
         graph_seeding: GraphSeeding | None = None,
+        stages_off: Collection[str] = (),
     ) -> SearchResults:
         """Hybrid search with per-channel evidence.
 
@@ -611,6 +639,8 @@ class Engine:
                 the entities the query names).
             graph_seeding: where the graph walk starts for this search: "query" (the entities
                 the query names), "chunks" (those the text channels' top chunks name) or "both".
+            stages_off: ranking stages to switch off for this search (`engine eval --ablate`;
+                `STAGE_NAMES` lists them).
 
         Returns:
             Fused hits with evidence, per-channel status and timings, entities. A hybrid
@@ -635,6 +665,9 @@ class Engine:
             raise ConfigError(f"graph weight {graph_weight!r} is not a number from 0 to {MAX_GRAPH_WEIGHT:g}")
         if max_hops is not None and max_hops < 0:
             raise ConfigError(f"max hops {max_hops!r} is not a number of at least 0")
+        unknown = sorted(set(stages_off) - set(STAGE_NAMES))
+        if unknown:
+            raise ConfigError(f"no ranking stage named {', '.join(map(repr, unknown))} (known: {', '.join(STAGE_NAMES)})")
         if as_you_type:
             self._indexer.note_typing()  # the embedding backlog leaves the cores to the keystrokes
         results = self._searcher.search(
@@ -645,6 +678,7 @@ class Engine:
             graph_weight=graph_weight,
             max_hops=max_hops,
             seeding=graph_seeding,
+            stages_off=stages_off,
         )
         if ("vectors" in results.channels and self._embedder is None) or stale:
             channels_status = dict(results.channels)
@@ -685,7 +719,8 @@ class Engine:
         """
         path = self.find_note(note)
         if path is None:
-            raise NoteNotFound(_not_found(note, self.nearest_notes(note)))
+            nearest = tuple((choice.path, choice.title) for choice in self.note_choices(note, limit=5))
+            raise NoteNotFound(_not_found(note, nearest), name=note, nearest=nearest)
         limit = max(1, limit)
         results = self.search(
             query,
@@ -711,6 +746,8 @@ class Engine:
         max_source_tokens: int | None = None,
         max_entity_tokens: int | None = None,
         depth: int = DEFAULT_DEPTH,
+        top_k: int | None = None,
+        render: context_module.Render | None = None,
     ) -> ContextBundle:
         """What a question needs from the vault: top chunks, the entities they lead to, and how those relate.
 
@@ -721,11 +758,19 @@ class Engine:
             max_source_tokens: the sources' budget (default 60% of the whole).
             max_entity_tokens: the entities' budget (default 20%); relationships get the rest.
             depth: hops of the walk over entity–entity edges (0: only the chunks' own entities).
+            top_k: the most sources (default: as many as the budget holds, of the top 20).
+            render: the form the context will be printed in (`engine.present.context_json_text`,
+                `context_text`); given, everything it prints fits `max_tokens`.
 
         Returns:
             Sources (chunk id, note, heading, text), entities (name, kind, description,
-            rank), relationships (source, target, named relation, linking words, weight,
-            rank), counts, budgets and tokens used.
+            rank), relationships (source, target, named relation, sentence, weight, rank),
+            counts, budgets and tokens used. Sources come from notes with confident
+            evidence only (`confident` says how many; none: the notes say so).
+
+        Raises:
+            ConfigError: a budget is negative, `top_k` is below 1, or `max_tokens` cannot
+                hold the printed frame of an empty context.
         """
         results = self.search(question, limit=context_module.SOURCE_CANDIDATES, as_you_type=False)
         plan = self.plan(question, as_you_type=False)
@@ -743,6 +788,8 @@ class Engine:
             max_source_tokens=max_source_tokens,
             max_entity_tokens=max_entity_tokens,
             depth=depth,
+            top_k=top_k,
+            render=render,
         )
 
     def _describe(self, entity: EntityInfo) -> str:
@@ -793,6 +840,18 @@ class Engine:
         titles = {row.path: row.title for row in names}
         out = list(dict.fromkeys(choices[k] for k in close))[:limit]
         return [(p, titles[p]) for p in out]
+
+    def note_choices(self, text: str, *, limit: int = 8) -> list[NoteChoice]:
+        """The notes a note picker offers for `text`, best first: titles and aliases matched as the
+        quick switcher matches them (whole, from the start, a word's start, anywhere, the letters
+        in order), then the nearest spellings, so that a picker never comes back empty-handed
+        for a typo.
+
+        Args:
+            text: what was typed (case and accents aside); empty: no choices.
+            limit: how many choices at most.
+        """
+        return choose_notes(self._catalog.note_names(), text, limit=limit)
 
     def plan(self, query: str, *, as_you_type: bool = True) -> QueryPlan:
         """What the engine reads from a query: words, stems, the typed prefix, named entities,
@@ -1382,6 +1441,7 @@ class Engine:
                 "graph": self._graph.count(),
             },
             backlog=backlog,
+            structure=self._searcher.structure_text(),
         )
 
     def _backlog(self, model_id: str) -> EmbeddingBacklog:
@@ -1401,6 +1461,11 @@ class Engine:
             )
         texts, chars = self._catalog.backlog_size(model_id)
         return EmbeddingBacklog(texts=texts, chars=chars, chars_per_s=rate, eta_s=eta_seconds(chars, rate))
+
+    @property
+    def has_model(self) -> bool:
+        """Whether this engine has an embedding model (the vector channel can answer)."""
+        return self._embedder is not None
 
     @property
     def writer(self) -> str | None:

@@ -555,6 +555,20 @@ class Catalog:
             ).fetchone()[0],
         }
 
+    def chunk_count(self) -> int:
+        """How many chunks the vault's notes are cut into."""
+        return int(self._conn().execute("SELECT count(*) FROM chunks").fetchone()[0])
+
+    def typed_link_count(self) -> int:
+        """Links to notes held by a property or inline field (`company: "[[Acme]]"`): relations
+        the vault types."""
+        if self._property == "NULL":
+            return 0
+        row = self._conn().execute(
+            "SELECT count(*) FROM links l WHERE l.property IS NOT NULL AND l.resolved LIKE '%.md'"
+        ).fetchone()
+        return int(row[0])
+
     # -- chunks -----------------------------------------------------------------
     def chunks_for(self, path: str) -> list[StoredChunk]:
         """A note's chunks in order."""

@@ -9,10 +9,93 @@ from typing import Any
 
 from engine.errors import ConfigError
 
+STRUCTURE_MODES = ("auto", "on", "off")
+
+
+@dataclass(frozen=True)
+class CoverageConfig:
+    """The coverage stage: a full-text hit's vote counts as far as it matched the query's
+    words, (share of the words, each weighed by its idf) ** `power` (engine/search/ranking/coverage.py)."""
+
+    enabled: bool = True
+    power: float = 1.0
+    idf: bool = True
+
+
+@dataclass(frozen=True)
+class ConfidenceConfig:
+    """The confidence stage: a vector hit's vote counts (cosine / `high_cosine`) ** `power`,
+    at most 1, and the channel's weight is the share of the vault it has embedded while
+    embedding runs (engine/search/ranking/confidence.py). `high_cosine` and `weak_cosine`
+    also draw the evidence labels (a "similar meaning" hit, a weak one)."""
+
+    enabled: bool = True
+    power: float = 1.0
+    high_cosine: float = 0.55
+    weak_cosine: float = 0.30
+    # While the vectors cover less than this share of the vault's chunks, the channel's
+    # weight is that share (a half-embedded vault's nearest notes are the embedded ones).
+    complete_share: float = 1.0
+
+
+@dataclass(frozen=True)
+class NamesConfig:
+    """The names stage: the graph's vote counts as far as the names it walked from cover the
+    query's words (** `power`), and `seed_confirm_boost` times that where another channel
+    ranks a named note in its first `seed_confirm_rank` (engine/search/ranking/names.py)."""
+
+    enabled: bool = True
+    power: float = 0.5
+    seed_confirm_rank: int = 3
+    seed_confirm_boost: float = 2.0
+    # The boost is scaled by how much of the query the names cover (** power): a name in a
+    # long question is a small part of what it asks.
+    seed_confirm_coverage: bool = True
+    # The least a graph vote counts when the walk started from the top chunks' entities.
+    chunk_seed_factor: float = 0.5
+
+
+@dataclass(frozen=True)
+class StructureConfig:
+    """The structure pack: rules for a vault that files people and organisations in their
+    own folders or tags, or writes typed relations in properties (engine/search/ranking/structure.py).
+
+    `mode` "auto" switches it on for such a vault only (engine status says which), "on"
+    and "off" force it. Where it is on: a relation question ("who invested in X") lets the
+    graph decide (`relational_graph_boost`), its answers of the asked kind count in full
+    and other notes `answer_kind_factor`; a query naming a kind (a folder of the vault)
+    counts other notes' votes `kind_factor`; a note joined to the named note by another
+    relation than the one asked counts `other_relation_factor`; the best keyword match's
+    links to the asked kind join the graph's list (the kind hop).
+    """
+
+    mode: str = "auto"
+    relational_graph_boost: float = 5.0
+    answer_kind_factor: float = 0.5
+    kind_factor: float = 0.5
+    other_relation_factor: float = 0.5
+    kind_hop: bool = True
+
+    def __post_init__(self) -> None:
+        if self.mode not in STRUCTURE_MODES:
+            raise ConfigError(f"fusion.structure.mode: {self.mode!r} is not one of {', '.join(STRUCTURE_MODES)}")
+
+
+@dataclass(frozen=True)
+class NavigationConfig:
+    """The navigation stage: a query that names a note by its title or an alias (as typed,
+    as corrected, or as the title the words being typed begin) gets that note first
+    (engine/search/ranking/navigation.py)."""
+
+    enabled: bool = True
+    # While typing, at most this many notes whose title the query begins come first.
+    typed_titles: int = 3
+
 
 @dataclass(frozen=True)
 class FusionConfig:
-    """Weighted reciprocal-rank fusion: score = sum_c weight_c / (k + rank_c)."""
+    """Weighted reciprocal-rank fusion, score = sum_c weight_c * factor_c(d) / (k + rank_c(d)),
+    and the settings of each ranking stage after it (docs/QUALITY.md, "The pipeline")."""
 
     k: float = 10.0
     weights: dict[str, float] = field(
@@ -21,40 +104,25 @@ class FusionConfig:
     depths: dict[str, int] = field(
         default_factory=lambda: {"fulltext": 50, "vectors": 50, "graph": 30}
     )
-    relational_graph_boost: float = 5.0
-    # In a who-question the graph answers with people, its vote for any other note counts this much.
-    answer_kind_factor: float = 0.5
-    # When the query names a kind of note (a folder: "companies", "people"), other notes' votes count this much.
-    kind_factor: float = 0.5
-    # When the query names a relation the vault writes ("who invested in X"), and the graph
-    # knows notes joined to X by it: every channel's vote for a note joined to X only by
-    # another relation (its founder) counts this much (1 turns it off).
-    other_relation_factor: float = 0.5
-    keyword_coverage_power: float = 1.0
-    idf_coverage: bool = True
-    entity_coverage_power: float = 0.5
-    seed_confirm_rank: int = 3
-    seed_confirm_boost: float = 2.0
-    # The boost is scaled by how much of the query the names cover (** entity_coverage_power):
-    # a name in a long question is a small part of what it asks (docs/QUALITY.md).
-    seed_confirm_coverage: bool = True
-    vector_confidence_power: float = 1.0
-    # The least a graph vote counts when the walk started from the top chunks' entities.
-    chunk_seed_factor: float = 0.5
-    high_vector_cosine: float = 0.55
-    weak_vector_cosine: float = 0.30
-    # The best of the graph's first `graph_kept` notes that the places before place
-    # `graph_kept_place` lack takes that place, where the walk reached it from another note
-    # (engine/search/fusion.py). The graph is the one channel that reaches a note sharing no
-    # words with the query (a question's second hop), and fusion scales its votes by how
-    # little of a long question the names cover (docs/QUALITY.md, a fourth round). 0 turns it off.
-    graph_kept: int = 2
-    graph_kept_place: int = 5
-    # A question's next hop by a name: the best-ranked note of the text channels' lists
-    # that names a rare name the first note names (one the question does not say), and
-    # matches a query word the first note does not, takes this place, unless the note
-    # there has a graph vote (engine/search/fusion.py, docs/QUALITY.md). 0 turns it off.
-    bridge_place: int = 5
+    coverage: CoverageConfig = field(default_factory=CoverageConfig)
+    confidence: ConfidenceConfig = field(default_factory=ConfidenceConfig)
+    names: NamesConfig = field(default_factory=NamesConfig)
+    structure: StructureConfig = field(default_factory=StructureConfig)
+    navigation: NavigationConfig = field(default_factory=NavigationConfig)
+
+
+@dataclass(frozen=True)
+class SearchConfig:
+    """Priors the user sets on where notes live: `folder_boosts` maps a folder ("Archive/")
+    to a factor every channel's vote for a note under it counts (0.5: half), the deepest
+    folder that holds the note deciding (engine/search/ranking/folders.py)."""
+
+    folder_boosts: dict[str, float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for folder, factor in self.folder_boosts.items():
+            if not isinstance(factor, (int, float)) or isinstance(factor, bool) or not 0 <= factor <= 100:
+                raise ConfigError(f"search.folder_boosts: {folder!r} = {factor!r} is not a number from 0 to 100")
 
 
 @dataclass(frozen=True)
@@ -173,6 +241,7 @@ class EngineConfig:
     excludes: tuple[str, ...] = ()
     max_file_bytes: int = 8 * 1024 * 1024
     fusion: FusionConfig = field(default_factory=FusionConfig)
+    search: SearchConfig = field(default_factory=SearchConfig)
     fulltext: FulltextConfig = field(default_factory=FulltextConfig)
     vectors: VectorConfig = field(default_factory=VectorConfig)
     graph: GraphConfig = field(default_factory=GraphConfig)
@@ -225,6 +294,8 @@ def _build(cls: Any, data: dict[str, Any], where: str) -> Any:
         elif isinstance(default, tuple):
             kwargs[name] = tuple(value)
         elif isinstance(default, dict):
+            if not isinstance(value, dict):
+                raise ConfigError(f"{key}: expected a table")
             merged = dict(default)
             merged.update(value)
             kwargs[name] = merged

@@ -3,10 +3,13 @@
 The hybrid search's top chunks (not whole notes) are the Sources; the entities those
 chunks name or link (through the graph's chunk → entity edges), and those a breadth-first
 walk over entity–entity edges reaches from them within `depth` hops, are the Entities;
-the edges between those entities, with the relation the vault names and the words of the
-sentence that links them, are the Relationships. Each section is cut to its token budget,
-counted with the embedder's tokenizer (or, without a model, about four characters a token).
-It degrades: no entities → sources only; no edges → sources and entities.
+the edges between those entities, with the relation the vault names and the sentence
+that links them, are the Relationships. Each section is cut to its token budget, counted
+with the embedder's tokenizer (or, without a model, about four characters a token); given
+the form it is printed in, the whole printed context (headers, ids and counts too) is cut
+to the whole budget. Only notes with confident evidence give sources: a question nothing
+answers gets none, and says so. It degrades: no entities → sources only; no edges →
+sources and entities.
 """
 
 from __future__ import annotations
@@ -18,11 +21,12 @@ from dataclasses import dataclass, replace
 
 from engine.catalog import Catalog, StoredChunk
 from engine.channels.graph.build import Sentences
+from engine.channels.graph.channel import relation_names
 from engine.channels.graph.view import EdgeInfo, EntityInfo, GraphView, Reached
 from engine.entities import displayed_text
+from engine.errors import ConfigError
 from engine.lexicon import Lexicon
 from engine.query import QueryPlan
-from engine.query.words import QUERY_WORD
 from engine.records import (
     ContextBundle,
     ContextCounts,
@@ -34,7 +38,10 @@ from engine.records import (
 )
 from engine.search.evidence import best_chunk, fence_before, readable
 
-__all__ = ["DEFAULT_MAX_TOKENS", "TokenCounter", "assemble"]
+__all__ = ["DEFAULT_MAX_TOKENS", "Render", "TokenCounter", "assemble"]
+
+# The form a context is printed in (JSON, text): the whole budget bounds what it prints.
+Render = Callable[[ContextBundle], str]
 
 DEFAULT_MAX_TOKENS = 4000
 DEFAULT_DEPTH = 2
@@ -48,7 +55,10 @@ _MAX_RELATIONSHIPS = 80
 _TAG_WEIGHT = 0.5
 _DESCRIPTION_CHARS = 200
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
-_MAX_WORDS = 16
+# The most characters of a relationship's sentence shown, around the place it names the other.
+_SENTENCE_CHARS = 240
+# A printed context drops its last items until it fits; each try re-counts all of it.
+_MAX_FITS = 400
 # Without a tokenizer, a token is about this many characters of English text.
 APPROX_CHARS_PER_TOKEN = 4
 
@@ -91,17 +101,24 @@ class Budgets:
         return cls(total, source_budget, entity_budget)
 
 
-def _fit(texts: Sequence[str], budget: int, counter: TokenCounter) -> tuple[list[int], list[int]]:
+def _fit(
+    texts: Sequence[str], budget: int, counter: TokenCounter, costs: Sequence[int] | None = None, most: int | None = None
+) -> tuple[list[int], list[int], int]:
     """Which texts fit the budget taken in order (a text that does not fit is left out and
-    the next ones still tried), and every text's token count."""
-    counts = counter(texts)
+    the next ones still tried), every text's token count, and how much of the budget the
+    kept ones take. `costs`, when given, are what each takes of the budget (its tokens as
+    printed, ids and marks too) in place of its count, and are the counts returned; `most`
+    caps how many are kept."""
+    counts = list(costs) if costs is not None else counter(texts)
     kept: list[int] = []
     used = 0
-    for at, count in enumerate(counts):
-        if used + count <= budget:
+    for at, cost in enumerate(counts):
+        if most is not None and len(kept) >= most:
+            break
+        if used + cost <= budget:
             kept.append(at)
-            used += count
-    return kept, counts
+            used += cost
+    return kept, counts, used
 
 
 def source_line(source: ContextSource) -> str:
@@ -116,10 +133,10 @@ def entity_line(entity: ContextEntity) -> str:
 
 
 def relationship_line(relationship: ContextRelationship) -> str:
-    """The text a relationship is counted as: the named relation or the kind of edge, and the words."""
+    """The text a relationship is counted as: the named relation or the kind of edge, and the sentence."""
     how = relationship.relation or relationship.evidence
-    words = f": {' '.join(relationship.words)}" if relationship.words else ""
-    return f"{relationship.source} —{how}→ {relationship.target}{words}"
+    said = f": {relationship.sentence}" if relationship.sentence else ""
+    return f"{relationship.source} —{how}→ {relationship.target}{said}"
 
 
 def assemble(
@@ -136,6 +153,8 @@ def assemble(
     max_source_tokens: int | None = None,
     max_entity_tokens: int | None = None,
     depth: int = DEFAULT_DEPTH,
+    top_k: int | None = None,
+    render: Render | None = None,
 ) -> ContextBundle:
     """The context of one question from its hybrid search (see the module docstring).
 
@@ -148,24 +167,43 @@ def assemble(
         view: the graph as it is now (None: no entities).
         counter: counts tokens.
         describe: one line about an entity.
-        lexicon: the stop words left out of the relationships' words.
+        lexicon: how the notes' sentences are split.
         max_tokens: the whole budget; `max_source_tokens` and `max_entity_tokens` the
             sources' and entities' (default 60% and 20% of it); relationships get the rest.
         depth: hops of the walk from the chunks' entities (0: only those entities).
+        top_k: the most sources (default: as many as fit, of the top 20 confident notes).
+        render: the form the context is printed in; given, all of the printed text fits
+            `max_tokens` (the sections share what the headers and counts leave).
+
+    Raises:
+        ConfigError: a budget is negative, `top_k` below 1, or `max_tokens` cannot hold
+            even the printed frame of an empty context.
     """
-    budgets = Budgets.of(max_tokens, max_source_tokens, max_entity_tokens)
-    depth = max(0, depth)
+    if max_tokens < 0 or (max_source_tokens or 0) < 0 or (max_entity_tokens or 0) < 0:
+        raise ConfigError("a token budget cannot be negative")
+    if top_k is not None and top_k < 1:
+        raise ConfigError(f"top_k must be at least 1, not {top_k}")
+    finish = _Finish(question, counter, max(0, depth), results, render, max_tokens)
+    content = max_tokens - finish.frame() if render is not None else max_tokens
+    budgets = Budgets.of(content, max_source_tokens, max_entity_tokens)
     notes: list[str] = []
     ordinals: dict[int, int] = {}
-    candidates = _source_candidates(results.hits[:SOURCE_CANDIDATES], plan, catalog, ordinals)
-    kept, counts = _fit([source_line(s) for s in candidates], budgets.sources, counter)
+    confident = max(0, min(results.confident, len(results.hits)))
+    if not confident:
+        notes.append("no confident match: no note's evidence clears the floor, so no sources are given")
+    candidates = _source_candidates(results.hits[: min(confident, SOURCE_CANDIDATES)], plan, catalog, ordinals)
+    kept, counts, _ = _fit(
+        [source_line(s) for s in candidates], budgets.sources, counter, finish.costs(sources=candidates), top_k
+    )
     sources = tuple(replace(candidates[at], rank=rank, tokens=counts[at]) for rank, at in enumerate(kept, start=1))
     used = {"sources": sum(s.tokens for s in sources)}
     left_out = {"sources": len(candidates) - len(sources)}
     graph_status = results.channels.get("graph")
+    if not sources:
+        return finish(sources, (), (), budgets, used, left_out, notes, 0)
     if view is None or (graph_status is not None and graph_status.status == "unavailable"):
         notes.append("no entities: the graph is not available" + (f" ({graph_status.message})" if graph_status and graph_status.message else ""))
-        return _bundle(question, sources, (), (), budgets, used, left_out, counter, depth, notes, results, 0)
+        return finish(sources, (), (), budgets, used, left_out, notes, 0)
 
     reached = _entities(sources, ordinals, view, depth, plan.relation.keys)
     ranked_keys = sorted(reached, key=lambda key: (-reached[key].score, reached[key].hop, key))[:_MAX_ENTITIES]
@@ -183,7 +221,9 @@ def assemble(
         )
         for key, info in infos.items()
     ]
-    kept, counts = _fit([entity_line(e) for e in entity_candidates], budgets.entities, counter)
+    kept, counts, _ = _fit(
+        [entity_line(e) for e in entity_candidates], budgets.entities, counter, finish.costs(entities=entity_candidates)
+    )
     keys = list(infos)
     kept_keys = [keys[at] for at in kept]
     entities = tuple(replace(entity_candidates[at], rank=rank, tokens=counts[at]) for rank, at in enumerate(kept, start=1))
@@ -191,12 +231,15 @@ def assemble(
     left_out["entities"] = len(reached) - len(entities)
     if not entities:
         notes.append("no entities: the sources name none the graph knows; sources only")
-        return _bundle(question, sources, (), (), budgets, used, left_out, counter, depth, notes, results, 0)
+        return finish(sources, (), (), budgets, used, left_out, notes, 0)
 
     neighbours = sum(1 for e in entities if e.hop > 0)
-    edge_candidates = _relationships(kept_keys, reached, view, catalog, lexicon)
+    asked = frozenset(name for name, keys in relation_names(lexicon).items() if keys & plan.relation.keys)
+    edge_candidates = _relationships(kept_keys, reached, view, catalog, lexicon, asked)
     remaining = max(0, budgets.total - used["sources"] - used["entities"])
-    kept, counts = _fit([relationship_line(r) for r in edge_candidates], remaining, counter)
+    kept, counts, _ = _fit(
+        [relationship_line(r) for r in edge_candidates], remaining, counter, finish.costs(relationships=edge_candidates)
+    )
     relationships = tuple(
         replace(edge_candidates[at], rank=rank, tokens=counts[at]) for rank, at in enumerate(kept, start=1)
     )
@@ -204,49 +247,147 @@ def assemble(
     left_out["relationships"] = len(edge_candidates) - len(relationships)
     if not edge_candidates:
         notes.append("no edges between the entities: sources and entities only")
-    return _bundle(question, sources, entities, relationships, budgets, used, left_out, counter, depth, notes, results, neighbours)
+    return finish(sources, entities, relationships, budgets, used, left_out, notes, neighbours)
 
 
-def _bundle(
-    question: str,
-    sources: Sequence[ContextSource],
-    entities: Sequence[ContextEntity],
-    relationships: Sequence[ContextRelationship],
-    budgets: Budgets,
-    used: dict[str, int],
-    left_out: dict[str, int],
-    counter: TokenCounter,
-    depth: int,
-    notes: list[str],
-    results: SearchResults,
-    neighbours: int,
-) -> ContextBundle:
-    used = {"sources": used.get("sources", 0), "entities": used.get("entities", 0), "relationships": used.get("relationships", 0)}
-    used["total"] = sum(used.values())
-    return ContextBundle(
-        question=question,
-        sources=tuple(sources),
-        entities=tuple(entities),
-        relationships=tuple(relationships),
-        counts=ContextCounts(
-            chunks=len(sources),
-            entities=len(entities),
-            relationships=len(relationships),
-            neighbours=neighbours,
-            left_out={k: max(0, v) for k, v in left_out.items()},
-        ),
-        budgets={
-            "total": budgets.total,
-            "sources": budgets.sources,
-            "entities": budgets.entities,
-            "relationships": max(0, budgets.total - used["sources"] - used["entities"]),
-        },
-        used=used,
-        tokenizer=counter.description,
-        depth=depth,
-        notes=tuple(notes),
-        channels=dict(results.channels),
-    )
+@dataclass(frozen=True)
+class _Finish:
+    """Makes the bundle of a question's context and, given the form it is printed in, fits all of it to the whole budget."""
+
+    question: str
+    counter: TokenCounter
+    depth: int
+    results: SearchResults
+    render: Render | None
+    max_tokens: int
+
+    def frame(self) -> int:
+        """The tokens the printed context takes with nothing in it (its headers, counts and notes).
+
+        Raises:
+            ConfigError: the whole budget cannot hold them.
+        """
+        assert self.render is not None
+        empty = self._bundle((), (), (), Budgets(0, 0, 0), {}, {}, ["no confident match"], 0)
+        printed = self.counter([self.render(empty)])[0]
+        if printed > self.max_tokens:
+            raise ConfigError(
+                f"a budget of {self.max_tokens} tokens cannot hold the context's frame: its headers and counts "
+                f"alone print as {printed} tokens"
+            )
+        return printed
+
+    def costs(
+        self,
+        sources: Sequence[ContextSource] = (),
+        entities: Sequence[ContextEntity] = (),
+        relationships: Sequence[ContextRelationship] = (),
+    ) -> list[int] | None:
+        """What each item (of one section) adds to the printed context: the tokens of a context
+        holding it alone, less those of an empty one; None without a form to print in."""
+        if self.render is None:
+            return None
+        nothing = Budgets(0, 0, 0)
+        alone = [self._bundle((), (), (), nothing, {}, {}, [], 0)]
+        alone += [self._bundle((item,), (), (), nothing, {}, {}, [], 0) for item in sources]
+        alone += [self._bundle((), (item,), (), nothing, {}, {}, [], 0) for item in entities]
+        alone += [self._bundle((), (), (item,), nothing, {}, {}, [], 0) for item in relationships]
+        empty, *printed = self.counter([self.render(bundle) for bundle in alone])
+        return [max(0, count - empty) for count in printed]
+
+    def __call__(
+        self,
+        sources: Sequence[ContextSource],
+        entities: Sequence[ContextEntity],
+        relationships: Sequence[ContextRelationship],
+        budgets: Budgets,
+        used: dict[str, int],
+        left_out: dict[str, int],
+        notes: list[str],
+        neighbours: int,
+    ) -> ContextBundle:
+        bundle = self._bundle(sources, entities, relationships, budgets, used, left_out, notes, neighbours)
+        return bundle if self.render is None else self._fitted(bundle, budgets)
+
+    def _bundle(
+        self,
+        sources: Sequence[ContextSource],
+        entities: Sequence[ContextEntity],
+        relationships: Sequence[ContextRelationship],
+        budgets: Budgets,
+        used: dict[str, int],
+        left_out: dict[str, int],
+        notes: list[str],
+        neighbours: int,
+        printed: int | None = None,
+    ) -> ContextBundle:
+        used = {"sources": used.get("sources", 0), "entities": used.get("entities", 0), "relationships": used.get("relationships", 0)}
+        used["total"] = sum(used.values())
+        if printed is not None:
+            used["printed"] = printed
+        return ContextBundle(
+            question=self.question,
+            sources=tuple(sources),
+            entities=tuple(entities),
+            relationships=tuple(relationships),
+            counts=ContextCounts(
+                chunks=len(sources),
+                entities=len(entities),
+                relationships=len(relationships),
+                neighbours=neighbours,
+                left_out={k: max(0, v) for k, v in left_out.items()},
+            ),
+            budgets={
+                "total": self.max_tokens,
+                "sources": budgets.sources,
+                "entities": budgets.entities,
+                "relationships": max(0, budgets.total - used["sources"] - used["entities"]),
+            },
+            used=used,
+            tokenizer=self.counter.description,
+            depth=self.depth,
+            notes=tuple(notes),
+            channels=dict(self.results.channels),
+            confident=max(0, min(self.results.confident, len(self.results.hits))),
+        )
+
+    def _fitted(self, bundle: ContextBundle, budgets: Budgets) -> ContextBundle:
+        """The bundle less its last items (relationships, then entities, then sources) until
+        all of it, printed, counts at most the whole budget; it says how many tokens it prints
+        (at most one or two more where no number prints as its own count).
+
+        Raises:
+            ConfigError: even with nothing in it the printed context does not fit.
+        """
+        assert self.render is not None
+        sources, entities, relationships = list(bundle.sources), list(bundle.entities), list(bundle.relationships)
+        left_out = dict(bundle.counts.left_out)
+        printed = 0
+        for _ in range(_MAX_FITS):
+            used = {"sources": sum(s.tokens for s in sources), "entities": sum(e.tokens for e in entities),
+                    "relationships": sum(r.tokens for r in relationships)}
+            neighbours = sum(1 for e in entities if e.hop > 0)
+            fitted = self._bundle(sources, entities, relationships, budgets, used, left_out, list(bundle.notes), neighbours, printed)
+            count = self.counter([self.render(fitted)])[0]
+            if count <= self.max_tokens and printed and count <= printed:
+                # The count printed is the count, or (where no number counts itself, "679" a
+                # token and "680" two) the least one above it.
+                return fitted
+            if count <= self.max_tokens:
+                printed = count  # the count is printed too: once more, with it in
+                continue
+            excess = count - self.max_tokens
+            dropped = 0
+            for items, section in ((relationships, "relationships"), (entities, "entities"), (sources, "sources")):
+                while items and dropped < excess:
+                    dropped += items.pop().tokens + 1
+                    left_out[section] = left_out.get(section, 0) + 1
+            if not dropped:
+                break
+        raise ConfigError(
+            f"a budget of {self.max_tokens} tokens cannot hold this context's frame: its headers, counts and notes "
+            f"alone print as more"
+        )
 
 
 def _source_candidates(
@@ -313,8 +454,13 @@ def _relationships(
     view: GraphView,
     catalog: Catalog,
     lexicon: Lexicon,
+    asked: frozenset[str] = frozenset(),
 ) -> list[ContextRelationship]:
-    """The edges between the kept entities: the walk's own steps, then the entities' other edges."""
+    """The edges between the kept entities: the walk's own steps, then the entities' other edges.
+
+    A relation the question asks about comes first, then nearer edges before farther ones,
+    and at one distance a relation the vault names before a mere link, mention or co-occurrence.
+    """
     kept = set(keys)
     pairs: dict[tuple[str, str], int] = {}
     for key in keys:
@@ -329,7 +475,12 @@ def _relationships(
         info = view.edge(*pair)
         if info is not None:
             edges.append((pair, hop, info))
-    edges.sort(key=lambda item: (item[1], -item[2].weight, item[0]))
+    def order(item: tuple[tuple[str, str], int, EdgeInfo]) -> tuple[bool, int, bool, float, tuple[str, str]]:
+        (pair, hop, info) = item
+        named = info.relation.relation if info.relation is not None else None
+        return (named not in asked, hop, named is None, -info.weight, pair)
+
+    edges.sort(key=order)
     out: list[ContextRelationship] = []
     for (a, b), hop, info in edges[:_MAX_RELATIONSHIPS]:
         a_label, b_label = view.labels([a, b])
@@ -344,7 +495,7 @@ def _relationships(
                 target=target,
                 relation=relation,
                 evidence=info.evidence,
-                words=_linking_words(a, b, info, catalog, lexicon, view),
+                sentence=_linking_sentence(a, b, info, catalog, lexicon, view),
                 weight=info.weight,
                 rank=0,
                 hop=hop,
@@ -354,10 +505,10 @@ def _relationships(
     return out
 
 
-def _linking_words(a: str, b: str, info: EdgeInfo, catalog: Catalog, lexicon: Lexicon, view: GraphView) -> tuple[str, ...]:
-    """The content words of the sentence one of two notes links (or names) the other in."""
+def _linking_sentence(a: str, b: str, info: EdgeInfo, catalog: Catalog, lexicon: Lexicon, view: GraphView) -> str:
+    """The sentence one of two notes links (or names) the other in, as a reader sees it, trimmed around the link."""
     if info.evidence not in ("links", "mentions"):
-        return ()
+        return ""
     for me, other in ((a, b), (b, a)):
         if not me.startswith("note:"):
             continue
@@ -372,16 +523,30 @@ def _linking_words(a: str, b: str, info: EdgeInfo, catalog: Catalog, lexicon: Le
             link = next((row for row in catalog.resolved_links_of([path]) if row.target == target), None)
             if link is not None:
                 sentence = sentences.text_of_link(link.line, link.written)
+        shown = view.labels([other])[0]
         if not sentence:
-            sentence = sentences.text_of_mention(view.labels([other])[0])
+            sentence = sentences.text_of_mention(shown)
         if sentence:
-            words = [
-                w
-                for w in QUERY_WORD.findall(displayed_text(sentence))
-                if len(w) > 1 and w.casefold() not in lexicon.stop_words and not w.isdigit()
-            ]
-            return tuple(words[:_MAX_WORDS])
-    return ()
+            return trimmed_sentence(sentence, shown)
+    return ""
+
+
+def trimmed_sentence(sentence: str, around: str, limit: int = _SENTENCE_CHARS) -> str:
+    """A sentence as a reader sees it (no link brackets, emphasis or list marks), on one line,
+    cut at whole words to about `limit` characters around the first place `around` is."""
+    text = " ".join(readable(sentence).split())
+    if len(text) <= limit:
+        return text
+    at = max(0, text.find(around))
+    start = max(0, min(at - limit // 3, len(text) - limit))
+    end = start + limit
+    if start > 0:
+        space = text.find(" ", start, end)
+        start = space + 1 if space >= 0 else start
+    if end < len(text):
+        space = text.rfind(" ", start, end)
+        end = space if space > start else end
+    return ("…" if start > 0 else "") + text[start:end].strip() + ("…" if end < len(text) else "")
 
 
 def first_sentence(body: str) -> str:

@@ -52,8 +52,9 @@ _FILE_EXTENSIONS = (
     "exs", "erl", "hs", "ml", "clj", "nix", "tf",
 )
 # fmt: on
+# Not right after "%": "Sprint%205%20Retro.md" is a path written for a URL, not "20Retro.md".
 _FILE = re.compile(
-    r"(?<![\w./@\\-])(?:[\w\-]+/)*[\w\-]+(?:\.[\w\-]+)*\.(?:"
+    r"(?<![\w./@\\%-])(?:[\w\-]+/)*[\w\-]+(?:\.[\w\-]+)*\.(?:"
     + "|".join(_FILE_EXTENSIONS)
     + r")(?![\w/@\-])",
     re.IGNORECASE,
@@ -62,6 +63,7 @@ _FILE = re.compile(
 _CAMEL_IDENTIFIER = re.compile(
     r"(?<![\w.])(?=[A-Za-z0-9]*(?:[a-z0-9][A-Z]|[A-Z]{2}[a-z]))[A-Za-z][A-Za-z0-9]*(?![\w])"
 )
+_ACRONYM_PLURAL = re.compile(r"[A-Z]{2,}s")
 # Letter-initial words with inner apostrophes/hyphens ("O'Brien", "Jean-Luc").
 _WORD = re.compile(r"[^\W\d_][\w]*(?:['’\-][\w]+)*")
 
@@ -113,6 +115,7 @@ def _cap_run(connectors: frozenset[str]) -> re.Pattern[str]:
 
 
 _URL_TAIL = ".,;:!?'\"”’)"
+_PHRASE = 2  # the mark of text a capitalised phrase claimed
 _END_PUNCT = "".join(sorted(set("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~“”‘’«»„‚…–—·•¡¿")))
 
 
@@ -202,14 +205,14 @@ def _possessive(word: str) -> bool:
 def extract_names(text: str, lexicon: Lexicon = ENGLISH) -> list[str]:
     """Names in free text (capitalised phrases, identifiers, file names, URLs, e-mails), deduped."""
     found: list[tuple[int, str]] = []
-    # One byte per character marks text already claimed by a URL, e-mail, file or phrase,
-    # so that overlap checks stay O(span) however many names the text holds.
+    # One byte per character marks text already claimed by a URL, e-mail or file (1) or a
+    # phrase (_PHRASE), so that overlap checks stay O(span) however many names the text holds.
     taken = bytearray(len(text))
 
-    def claim(start: int, end: int, name: str) -> None:
-        if taken.find(1, start, end) < 0:
+    def claim(start: int, end: int, name: str, mark: int = 1) -> None:
+        if not any(taken[start:end]):
             found.append((start, name))
-            taken[start:end] = b"\x01" * (end - start)
+            taken[start:end] = bytes((mark,)) * (end - start)
 
     for m in _URL.finditer(text):
         url = m.group().rstrip(_URL_TAIL)
@@ -220,9 +223,16 @@ def extract_names(text: str, lexicon: Lexicon = ENGLISH) -> list[str]:
     for m in _FILE.finditer(text):
         claim(m.start(), m.end(), m.group())
     for start, end in _capitalized_phrases(text, lexicon):
-        claim(start, end, text[start:end])
+        claim(start, end, text[start:end], _PHRASE)
     for m in _CAMEL_IDENTIFIER.finditer(text):
-        claim(m.start(), m.end(), m.group())
+        if taken.find(1, m.start(), m.end()) < 0 and taken.find(0, m.start(), m.end()) < 0:
+            # An identifier inside a longer name is a name of its own too: "CloudKnox
+            # Security" also names CloudKnox, as the company is written elsewhere. Not the
+            # plural of initials ("Q3 OKRs"): that is a word of the name, not another name.
+            if not _ACRONYM_PLURAL.fullmatch(m.group()):
+                found.append((m.start(), m.group()))
+        else:
+            claim(m.start(), m.end(), m.group())
 
     found.sort(key=lambda item: item[0])
     seen: set[str] = set()
@@ -267,28 +277,70 @@ def _capitalized_phrases(text: str, lexicon: Lexicon) -> list[tuple[int, int]]:
             (m.start(), m.end(), m.group())
             for m in _WORD.finditer(text, run_match.start(), run_match.end())
         ]
+        at_start = _at_sentence_start(text, run_match.start())
         # A possessive ends a name: "Chen's Board Meeting" is two runs.
         first = 0
         for idx, (_, _, word) in enumerate(words):
             if _possessive(word) and idx + 1 < len(words):
-                _take_run(words[first : idx + 1], spans, lexicon)
+                _take_run(words[first : idx + 1], spans, lexicon, at_start and first == 0)
                 first = idx + 1
-        _take_run(words[first:], spans, lexicon)
+        _take_run(words[first:], spans, lexicon, at_start and first == 0)
     return spans
 
 
-def _take_run(run: list[tuple[int, int, str]], spans: list[tuple[int, int]], lexicon: Lexicon) -> None:
+# What ends the text before a sentence, a list item, a heading, a table cell or a log line's
+# stamp ("- **2024-06-18** | Led …", "8. Select Import", "> Note: …").
+_OPENS_SENTENCE = frozenset(".!?:;|—–-•*#>([]\"“‘«")
+_DATE_CHARS = frozenset("0123456789-/.")
+
+
+def _at_sentence_start(text: str, start: int) -> bool:
+    """Whether the text before `start` (blanks aside) ends a sentence, opens a line, or is a
+    date or number opening a line's record ("2024-06-18 Led …"). Looks back over blanks and
+    date characters only: each run's look is bounded by the text since the run before."""
+    at = start - 1
+    while at >= 0 and text[at] in " \t\u00a0":
+        at -= 1
+    if at < 0 or text[at] == "\n" or text[at] in _OPENS_SENTENCE:
+        return True
+    if not text[at].isdigit():
+        return False
+    while at >= 0 and text[at] in _DATE_CHARS:
+        at -= 1
+    return at < 0 or text[at] in "\n \t*|"
+
+
+def _take_run(run: list[tuple[int, int, str]], spans: list[tuple[int, int]], lexicon: Lexicon, at_start: bool) -> None:
     if len(run) > _MAX_PHRASE + 2:
         # A long Title Case run is a heading or a headline, not a name.
         return
+    if at_start:
+        # A capital at a sentence's start says nothing: the sentence's verb, adverb or
+        # function word is no part of the name after it ("Led Series B for …", "Whereas
+        # Treg cells …", "Previously Feluda …").
+        while run and lexicon.opens_no_name(run[0][2]):
+            run = run[1:]
     # Split the run at stop words ("The", "With"), then trim connectors at the ends.
     piece: list[tuple[int, int, str]] = []
     for item in [*run, None]:
         if item is None or (item[2].casefold() in lexicon.stop_words and item[2] not in lexicon.name_connectors):
-            _take_piece(piece, spans, lexicon.name_connectors)
+            _take_piece(_without_title(piece, lexicon), spans, lexicon.name_connectors)
             piece = []
         else:
             piece.append(item)
+
+
+def _without_title(piece: list[tuple[int, int, str]], lexicon: Lexicon) -> list[tuple[int, int, str]]:
+    """A piece less the job title that opens it ("Partner Hannah Kreiswirth" → Hannah
+    Kreiswirth), or nothing when it is a job title ("Head of Operations", "Senior Data
+    Engineer"): a title says what someone does, it names no one."""
+    at = 0
+    while at < len(piece) and piece[at][2].casefold() in lexicon.job_titles:
+        at += 1
+    rest = piece[at:]
+    if rest and rest[-1][2].casefold() in lexicon.person_nouns:
+        return []
+    return rest
 
 
 def _take_piece(piece: list[tuple[int, int, str]], spans: list[tuple[int, int]], connectors: frozenset[str]) -> None:

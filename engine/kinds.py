@@ -86,9 +86,16 @@ class NoteKinds:
         organisations = [
             members for name, members in by_folder.items() if name in lexicon.organisation_marks and len(members) <= limit
         ]
+        self._organisations = bool(organisations)
         if self._people.notes and organisations:
             agents = self._people.notes.union(*organisations)
             self._agents = AskedKind("people or organisations", frozenset(agents))
+
+    @property
+    def structured(self) -> bool:
+        """Whether the vault files its people (a People/ folder, #person tags) or its
+        organisations (Companies/, Organizations/) as kinds of their own."""
+        return bool(self._people.notes) or self._organisations
 
     def _stems(self, word: str) -> list[str]:
         return self._stem(word) if self._stem is not None else [word]

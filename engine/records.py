@@ -243,38 +243,64 @@ NO_KIND = AskedKind()
 
 
 @dataclass(frozen=True)
-class FusionTrace:
-    """Everything one fusion used: each channel's list as it answered, and what fusion did with them.
+class StageRecord:
+    """What one ranking stage added to one search (engine/search/ranking/): evidence, never a place.
 
-    `hops` are the notes of the asked kind the best keyword match links to: the graph's
-    list puts them first. `factors` scale one channel's vote for one note; `floors` are
-    the exact title and alias matches put first; `relational` says the graph answered a
-    relation question (its weight is boosted); `weights` are the channel weights this
-    search was told to use instead of the configured ones (`--graph-weight`).
-    `engine.search.fusion.refuse` fuses a trace again, whole, without a channel or with
-    one alone.
+    `factors` scale one channel's vote for one note (channel → note → factor); `weights`
+    multiply a channel's weight for this search; `first` are notes the stage reached that
+    join the front of a channel's list (the kind hop's notes in the graph's), with the
+    note each was reached from in `reached`; `floors` are notes the query names, which come
+    first (the navigation stage's only); `said` is what the stage did, in words.
+    """
+
+    stage: str
+    factors: dict[str, dict[str, float]] = field(default_factory=dict)
+    weights: dict[str, float] = field(default_factory=dict)
+    first: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    reached: dict[str, str] = field(default_factory=dict)
+    floors: tuple[str, ...] = ()
+    said: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class FusionTrace:
+    """Everything one fusion used: each channel's list and raw scores as it answered, and
+    each ranking stage's record, in the order the stages ran.
+
+    `weights` are the channel weights this search was told to use instead of the
+    configured ones (`--graph-weight`); `fallback` the notes a flat scan of titles and
+    fuzzy terms found when the channels found fewer than asked (they follow the fused
+    ones). `engine.search.fusion.refuse` fuses a trace again: whole, without a channel,
+    with one alone, or without some stages.
     """
 
     rankings: dict[ChannelName, tuple[str, ...]] = field(default_factory=dict)
-    hops: tuple[str, ...] = ()
-    factors: dict[str, dict[str, float]] = field(default_factory=dict)
-    floors: tuple[str, ...] = ()
-    relational: bool = False
-    # Notes a flat scan of titles and fuzzy terms found when the channels found fewer than
-    # asked; they follow the fused ones.
+    stages: tuple[StageRecord, ...] = ()
     fallback: tuple[str, ...] = ()
     weights: dict[str, float] = field(default_factory=dict)
-    # The graph's notes reached in a step from another note (and the kind hop's), each with
-    # that note: `FusionConfig.graph_kept` may keep one in the top five.
-    graph_from_notes: dict[str, str] = field(default_factory=dict)
     # Each channel's raw scores, in the order of its ranking (for "why is this note not here").
     scores: dict[ChannelName, tuple[float, ...]] = field(default_factory=dict)
-    # A question's bridge (`FusionConfig.bridge_place`): the first note as fused before it
-    # (`bridged_from`), the notes of the text channels' lists that name a rare name it
-    # names, with those names, and the query terms full text matched in each of them and in it.
-    bridged_from: str = ""
-    bridged: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    matched: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def record(self, stage: str) -> StageRecord | None:
+        """The record of one stage, if it ran."""
+        return next((record for record in self.stages if record.stage == stage), None)
+
+    @property
+    def floors(self) -> tuple[str, ...]:
+        """The notes the query names, first, in the order the stages put them."""
+        return tuple(dict.fromkeys(path for record in self.stages for path in record.floors))
+
+    @property
+    def hops(self) -> tuple[str, ...]:
+        """The notes stages put at the front of the graph's list."""
+        return tuple(dict.fromkeys(path for record in self.stages for path in record.first.get("graph", ())))
+
+    def factor(self, channel: str, path: str) -> float:
+        """Every stage's factor on one channel's vote for one note, multiplied."""
+        product = 1.0
+        for record in self.stages:
+            product *= record.factors.get(channel, {}).get(path, 1.0)
+        return product
 
 
 @dataclass(frozen=True)
@@ -423,15 +449,15 @@ class ContextRelationship:
 
     `relation` is the named relation subject first ("Priya Kumar —attended→ Atlas
     Kickoff", then `source` is its subject) when the vault names one; `evidence` the
-    kind of edge (links, mentions, tagged, co-occurs); `words` the content words of the
-    sentence that links them.
+    kind of edge (links, mentions, tagged, co-occurs); `sentence` the sentence that links
+    them, as written (links as their shown text), trimmed around the link when long.
     """
 
     source: str
     target: str
     relation: str | None
     evidence: str
-    words: tuple[str, ...]
+    sentence: str
     weight: float
     rank: int
     hop: int
@@ -454,8 +480,14 @@ class ContextBundle:
     """What a question needs from the vault, in three sections, each within its token budget.
 
     `budgets` and `used` are tokens per section ("sources", "entities", "relationships",
-    "total"); `tokenizer` says how tokens were counted; `notes` say how the context
-    degraded (no entities, no edges, a channel unavailable).
+    "total"), and each item's `tokens` what it takes of its section's: its text's tokens or,
+    when the context was fitted to the form it is printed in, what it adds to the printed
+    text (ids, keys and marks too). Then `used["printed"]` is the tokens of all of it as
+    printed (headers and counts too; where no number prints as its own count, the least one
+    above it), never above `budgets["total"]`.
+    `confident` is how many of the searched notes have confident evidence: sources come from
+    those only. `tokenizer` says how tokens were counted; `notes` say how the context
+    degraded (no confident match, no entities, no edges, a channel unavailable).
     """
 
     question: str
@@ -469,6 +501,7 @@ class ContextBundle:
     depth: int
     notes: tuple[str, ...] = ()
     channels: dict[ChannelName, ChannelStatus] = field(default_factory=dict)
+    confident: int = 0
 
 
 @dataclass(frozen=True)
@@ -545,11 +578,25 @@ class IndexStatus:
     channel_counts: dict[ChannelName, int] = field(default_factory=dict)
     # None when every chunk has its vector (or there is no model).
     backlog: EmbeddingBacklog | None = None
+    # Whether the ranking's structure pack is on for this vault, and why, in words.
+    structure: str = ""
 
     @property
     def embedded_fraction(self) -> float:
         """Share of chunks that have an embedding (1.0 for an empty vault)."""
         return 1.0 if self.chunks == 0 else self.embedded_chunks / self.chunks
+
+
+@dataclass(frozen=True)
+class NoteChoice:
+    """A note a picker offers for what was typed: its path and title, the name that matched
+    (the title, an alias or the path) and how (`exact`, `prefix`, `word`, `contains`,
+    `letters`: the typed letters in order; `nearest`: only a close spelling)."""
+
+    path: str
+    title: str
+    matched: str
+    how: str
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 
 from engine.api import Engine
-from engine.context import entity_line, relationship_line, source_line
+from engine.context import entity_line, relationship_line, source_line, trimmed_sentence
 from engine.embedder import load_default_embedder
+from engine.errors import ConfigError
+from engine.present import context_json_text, context_text
 from engine.tools.cli import main
 
 QUESTION = "who attended the Atlas kickoff"
@@ -100,7 +102,7 @@ def test_engine_context_command(indexed_sample: Engine, capsys: pytest.CaptureFi
     payload = json.loads(capsys.readouterr().out)
     assert set(payload) >= {"question", "sources", "entities", "relationships", "counts", "budgets", "used", "tokenizer"}
     assert set(payload["sources"][0]) == {"id", "path", "title", "heading", "line", "text", "rank", "tokens"}
-    assert set(payload["relationships"][0]) >= {"source", "target", "relation", "words", "weight", "rank"}
+    assert set(payload["relationships"][0]) >= {"source", "target", "relation", "sentence", "weight", "rank"}
     assert payload["used"]["total"] <= 1500
     assert main(["context", *common, "--depth", "1"]) == 0
     text = capsys.readouterr().out
@@ -127,3 +129,97 @@ def test_a_source_cut_inside_a_code_block_reads_its_close_as_a_close(tmp_path: P
     text = bundle.sources[0].text
     assert "The quokka lives on Rottnest, see Island." in text
     assert "```" not in text and "[!tip]" not in text and "**" not in text
+
+
+@pytest.mark.parametrize("budget", [300, 700, 1500, 4000])
+@pytest.mark.parametrize("as_json", [True, False])
+def test_everything_printed_fits_the_whole_budget(
+    indexed_sample: Engine, capsys: pytest.CaptureFixture[str], budget: int, as_json: bool
+) -> None:
+    common = [str(indexed_sample.vault), "--index-dir", str(indexed_sample.index_dir), QUESTION]
+    assert main(["context", *common, "--max-tokens", str(budget), *(["--json"] if as_json else [])]) == 0
+    printed = capsys.readouterr().out
+    tokens = load_default_embedder().text_tokens([printed])[0]
+    assert tokens <= budget
+    if as_json:
+        payload = json.loads(printed)
+        # The count it prints is its own (or, where no number prints as its own count, just above).
+        assert tokens <= payload["used"]["printed"] <= tokens + 2 and payload["budgets"]["total"] == budget
+    if budget >= 1500:  # room for what the question needs, headers and all
+        assert "Priya Kumar" in printed
+
+
+def test_the_printed_count_is_what_the_renderer_prints(indexed_sample: Engine) -> None:
+    tokens = load_default_embedder().text_tokens
+    for render in (context_json_text, context_text):
+        bundle = indexed_sample.context(QUESTION, max_tokens=1000, render=render)
+        printed = tokens([render(bundle)])[0]
+        assert printed <= bundle.used["printed"] <= min(printed + 2, 1000)
+        # Everything still adds up after the cut.
+        assert bundle.counts.chunks == len(bundle.sources) and bundle.counts.relationships == len(bundle.relationships)
+        assert bundle.used["total"] == sum(s.tokens for s in bundle.sources) + sum(e.tokens for e in bundle.entities) + sum(
+            r.tokens for r in bundle.relationships
+        )
+
+
+def test_a_budget_too_small_for_the_frame_is_refused_with_a_clear_message(
+    indexed_sample: Engine, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(ConfigError, match="cannot hold"):
+        indexed_sample.context(QUESTION, max_tokens=40, render=context_json_text)
+    common = [str(indexed_sample.vault), "--index-dir", str(indexed_sample.index_dir), QUESTION]
+    assert main(["context", *common, "--max-tokens", "40", "--json"]) == 2
+    assert "cannot hold" in capsys.readouterr().err
+    for bad in ({"max_tokens": -1}, {"max_source_tokens": -5}, {"max_entity_tokens": -1}, {"top_k": 0}):
+        with pytest.raises(ConfigError):
+            indexed_sample.context(QUESTION, **bad)  # type: ignore[arg-type]
+
+
+def test_top_k_caps_the_sources(indexed_sample: Engine, capsys: pytest.CaptureFixture[str]) -> None:
+    assert len(indexed_sample.context(QUESTION, max_tokens=4000).sources) > 2
+    bundle = indexed_sample.context(QUESTION, max_tokens=4000, top_k=2)
+    assert len(bundle.sources) == 2 and bundle.counts.left_out["sources"] >= 1
+    common = [str(indexed_sample.vault), "--index-dir", str(indexed_sample.index_dir), QUESTION]
+    assert main(["context", *common, "--top-k", "1", "--json"]) == 0
+    assert len(json.loads(capsys.readouterr().out)["sources"]) == 1
+
+
+def test_a_question_nothing_answers_says_so_and_gives_nothing(indexed_sample: Engine) -> None:
+    results = indexed_sample.search("quixotic zeppelin marmalade", limit=20, as_you_type=False)
+    assert results.confident == 0  # the premise: nothing but nearest notes
+    bundle = indexed_sample.context("quixotic zeppelin marmalade", max_tokens=4000, render=context_text)
+    assert bundle.confident == 0
+    assert not bundle.sources and not bundle.entities and not bundle.relationships
+    assert any("no confident match" in note for note in bundle.notes)
+    assert "confident: 0" in context_text(bundle)
+    answered = indexed_sample.context(QUESTION, max_tokens=4000)
+    assert answered.confident > 0 and len(answered.sources) <= answered.confident
+
+
+def test_a_relationship_reads_as_its_sentence(indexed_sample: Engine) -> None:
+    bundle = indexed_sample.context(QUESTION, max_tokens=4000)
+    said = {(r.source, r.target): r.sentence for r in bundle.relationships if r.sentence}
+    # The sentence as written, not a bag of its content words: links as their shown text.
+    assert said[("Atlas", "Beacon")] == "Beacon is the web dashboard that sits behind Atlas."
+    assert all("[[" not in sentence and "\n" not in sentence for sentence in said.values())
+
+
+def test_the_relation_the_question_asks_about_comes_first(indexed_sample: Engine) -> None:
+    bundle = indexed_sample.context(QUESTION, max_tokens=4000)
+    relations = [r.relation for r in bundle.relationships]
+    assert relations[0] == "attended"
+    # Every relationship that says "attended" comes before any that does not.
+    assert relations == sorted(relations, key=lambda relation: relation != "attended")
+
+
+def test_a_long_sentence_is_trimmed_around_the_name_at_whole_words() -> None:
+    sentence = " ".join(f"word{i}" for i in range(80)) + " and then [[Priya Kumar]] spoke " + " ".join(
+        f"tail{i}" for i in range(80)
+    )
+    trimmed = trimmed_sentence(sentence, "Priya Kumar", limit=120)
+    assert "Priya Kumar" in trimmed and "[[" not in trimmed
+    assert trimmed.startswith("…") and trimmed.endswith("…")
+    assert len(trimmed) <= 122
+    inner = trimmed.strip("…").split()
+    assert all(w.startswith(("word", "tail")) or w in {"and", "then", "Priya", "Kumar", "spoke"} for w in inner)
+    assert trimmed_sentence("- **Owner:** [[Priya Kumar]]", "Priya Kumar") == "Owner: Priya Kumar"

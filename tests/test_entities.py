@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import random
 import time
+from pathlib import Path
 
 import pytest
 
+from engine.api import Engine
 from engine.entities import (
     EntityDictionary,
     EntityMatch,
@@ -346,3 +348,86 @@ def test_a_lone_cjk_character_is_no_entity() -> None:
     # One character is too short to name a note by (as a one-letter Latin word is).
     dictionary = EntityDictionary([("猫", "note:cat")])
     assert dictionary.recognize("我的猫很可爱") == []
+
+
+# ---------------------------------------------------------------------------
+# A sentence's verb, adverb or function word opens no name
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # A log line's verb, after a date stamp and a table bar, a bullet or nothing.
+        ("- **2021-09-22** | Led Series B for an AI-native workflow startup.", ["Series B"]),
+        ("2023-06-30 Hired Maria Chen as Head of Protein Science.", ["Maria Chen", "Protein Science"]),
+        ("Called Priya Kumar about the budget.", ["Priya Kumar"]),
+        ("Announces Acme Robotics as a partner. Completed purchase of Orbit Labs.", ["Acme Robotics", "Orbit Labs"]),
+        # An instruction's verb, in a numbered step or a heading.
+        ("8. Select Import and wait.", []),
+        ("## Install Obsidian CLI", ["Obsidian CLI"]),
+        # An adverb, a function word or a document's section label.
+        ("Previously Feluda Das ran the studio.", ["Feluda Das"]),
+        ("Whereas Treg Cells do, others do not.", ["Treg Cells"]),
+        ("Unlike Escherichia Coli, it grows slowly.", ["Escherichia Coli"]),
+        ("BACKGROUND Heart Failure is common.", ["Heart Failure"]),
+    ],
+)
+def test_a_sentence_opener_is_no_part_of_the_name_after_it(text: str, expected: list[str]) -> None:
+    assert extract_names(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # Inside a sentence a capital is meant: the same words are a name there.
+        ("We saw Led Zeppelin live.", ["Led Zeppelin"]),
+        ("She worked with Announced Ventures.", ["Announced Ventures"]),
+        # A participle that names things, an -ing word and a capitalised common noun open names.
+        ("United States officials met.", ["United States"]),
+        ("Rolling Stone ran the story.", ["Rolling Stone"]),
+        ("Daily Mail readers wrote in.", ["Daily Mail"]),
+        ("NASA Ames Research Center opened a lab.", ["NASA Ames Research Center"]),
+    ],
+)
+def test_a_name_that_opens_a_sentence_is_still_a_name(text: str, expected: list[str]) -> None:
+    assert extract_names(text) == expected
+
+
+def test_an_identifier_inside_a_longer_name_is_a_name_of_its_own() -> None:
+    # Written once as "CloudKnox Security", the company is asked about (and written) as CloudKnox.
+    assert extract_names("Completed the purchase of CloudKnox Security last year.") == ["CloudKnox Security", "CloudKnox"]
+    assert extract_names("We met at the BioConnect Summit in Boston.") == ["BioConnect Summit", "BioConnect"]
+    dictionary = EntityDictionary([("CloudKnox Security", "name:cloudknox security"), ("CloudKnox", "name:cloudknox")])
+    assert [m.entity_ids for m in dictionary.recognize("who bought CloudKnox")] == [("name:cloudknox",)]
+
+
+def test_a_query_naming_part_of_a_longer_name_reaches_its_note(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "Deals.md").write_text("# Deals\n\nCompleted the purchase of CloudKnox Security in July.\n", encoding="utf-8")
+    (vault / "Other.md").write_text("# Other\n\nNothing about identity here.\n", encoding="utf-8")
+    with Engine.open(vault, index_dir=tmp_path / "index", embedder=None) as engine:
+        engine.reindex()
+        results = engine.search("CloudKnox", limit=5, channels=("graph",))
+    assert [hit.path for hit in results.hits][:1] == ["Deals.md"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # A job title says what someone does; it names no one, and is no part of the name after it.
+        ("Partner Hannah Kreiswirth joined the call.", ["Hannah Kreiswirth"]),
+        ("She is Head of Operations at Acme Robotics.", ["Acme Robotics"]),
+        ("We hired a Senior Data Engineer and a Principal Designer.", []),
+        # The plural of initials inside a name is a word of it, not another name.
+        ("The Q3 OKRs are due.", ["Q3 OKRs"]),
+    ],
+)
+def test_a_job_title_is_no_name_nor_the_plural_of_initials_inside_one(text: str, expected: list[str]) -> None:
+    assert extract_names(text) == expected
+
+
+def test_a_percent_encoded_path_leaves_no_file_name_behind() -> None:
+    text = "See [the retro](Meetings/2026-03-04%20Sprint%205%20Retro.md) and notes/plan.md."
+    assert extract_names(text) == ["notes/plan.md"]

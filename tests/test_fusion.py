@@ -4,17 +4,14 @@ from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
+from ranking_support import hits, stage_context
 
+from engine.channels.base import ChannelAnswer
 from engine.config import FusionConfig
 from engine.query import QueryPlan
-from engine.search.fusion import (
-    NO_PREFIX,
-    TypedPrefix,
-    apply_floors,
-    fusion_factors,
-    keep_graph_best,
-    weighted_rrf,
-)
+from engine.records import FusionTrace, StageRecord
+from engine.search.fusion import apply_floors, fused_rankings, refuse, weighted_rrf
+from engine.search.ranking.coverage import CoverageStage, TypedPrefix
 
 docs = st.lists(st.sampled_from([f"d{i}" for i in range(12)]), unique=True, max_size=12)
 rankings = st.dictionaries(st.sampled_from(["fulltext", "vectors", "graph"]), docs, min_size=1)
@@ -73,37 +70,49 @@ def test_floors_come_first_in_order(ranked: dict[str, list[str]], w: dict[str, f
     assert len(floored) == len({key for key, _ in fused} | set(floors))
 
 
-def test_the_graph_s_best_missing_note_takes_the_fifth_place_and_its_score() -> None:
-    fused = [(f"d{i}", 1.0 - i / 10) for i in range(8)]  # d0 … d7, best first
-    kept = keep_graph_best(fused, ["d1", "d6", "d7"], FusionConfig(), {"d6": "d2"})
-    assert [key for key, _ in kept] == ["d0", "d1", "d2", "d3", "d6", "d4", "d5", "d7"]
-    assert kept[4] == ("d6", fused[4][1]) and kept[5] == fused[4]  # the score of the place it took
+def _trace(ranked: dict[str, list[str]], *records: StageRecord) -> FusionTrace:
+    return FusionTrace(rankings={name: tuple(lst) for name, lst in ranked.items()}, stages=records)  # type: ignore[misc]
 
 
-def test_the_graph_s_first_two_in_the_first_four_change_nothing() -> None:
-    fused = [(f"d{i}", 1.0 - i / 10) for i in range(8)]
-    reached = {"d6": "d0", "d7": "d0", "elsewhere": "d0"}
-    assert keep_graph_best(fused, ["d3", "d0", "d7"], FusionConfig(), reached) == fused
-    assert keep_graph_best(fused, ["d6"], FusionConfig(graph_kept=0), reached) == fused  # off
-    assert keep_graph_best(fused[:4], ["d6"], FusionConfig(), reached) == fused[:4]  # a list shorter than the place
-    assert keep_graph_best(fused, ["elsewhere"], FusionConfig(), reached) == fused  # a graph answer not fused (filtered)
-    # Reached from a bare name, not from a note: one of the many notes that name a concept.
-    assert keep_graph_best(fused, ["d6", "d7"], FusionConfig(), {"d7": "d0"}) == fused
-    # Reached from a note the fusion does not rank in its first three.
-    assert keep_graph_best(fused, ["d6"], FusionConfig(), {"d6": "d3"}) == fused
-
-
-@given(rankings, weights)
-def test_kept_graph_notes_keep_the_list_whole_and_in_score_order(ranked: dict[str, list[str]], w: dict[str, float]) -> None:
+@given(rankings, st.dictionaries(st.sampled_from([f"d{i}" for i in range(12)]), st.floats(min_value=0.01, max_value=1.0)))
+def test_a_trace_re_fuses_as_its_stages_weighed_it(ranked: dict[str, list[str]], scale: dict[str, float]) -> None:
+    """Re-fusing a trace applies every stage's factors, multiplied; a stage switched off applies none."""
     config = FusionConfig()
-    fused = weighted_rrf(ranked, k=10, weights=w)
-    graph = ranked.get("graph", [])
-    kept = keep_graph_best(fused, graph, config, dict.fromkeys(graph, fused[0][0] if fused else ""))
-    assert sorted(key for key, _ in kept) == sorted(key for key, _ in fused)
-    scores = [score for _, score in kept]
+    one = StageRecord("coverage", factors={"fulltext": scale})
+    two = StageRecord("names", factors={"fulltext": dict.fromkeys(scale, 0.5)})
+    trace = _trace(ranked, one, two)
+    live = sum(1 for lst in ranked.values() if lst)
+    combined = {key: factor * 0.5 for key, factor in scale.items()}
+    expected = weighted_rrf(ranked, k=config.k, weights=config.weights, depths=config.depths, factors={"fulltext": combined} if live > 1 else None)
+    assert refuse(trace, config) == expected
+    without_names = weighted_rrf(ranked, k=config.k, weights=config.weights, depths=config.depths, factors={"fulltext": scale} if live > 1 else None)
+    assert refuse(trace, config, off=("names",)) == without_names
+
+
+def test_a_stage_never_moves_a_note_to_a_place_only_its_score() -> None:
+    """A factor lowers a note's vote; the list stays in score order, whatever the factor."""
+    ranked = {"fulltext": ["a", "b", "c"], "vectors": ["c", "b", "a"]}
+    trace = _trace(ranked, StageRecord("coverage", factors={"fulltext": {"a": 0.1}}))
+    fused = refuse(trace, FusionConfig())
+    scores = [score for _, score in fused]
     assert scores == sorted(scores, reverse=True)
-    if graph and len(kept) >= config.graph_kept_place:
-        assert {key for key, _ in kept[: config.graph_kept_place]} & set(graph[: config.graph_kept])
+    assert [key for key, _ in fused][-1] == "a"
+
+
+def test_notes_a_stage_reached_join_the_front_of_a_channel_s_list() -> None:
+    trace = _trace({"graph": ["x", "y"], "fulltext": ["y"]}, StageRecord("structure", first={"graph": ("hop",)}))
+    assert fused_rankings(trace)["graph"] == ["hop", "x", "y"]
+    assert fused_rankings(trace, off=("structure",))["graph"] == ["x", "y"]
+
+
+def test_floors_come_from_the_navigation_record_and_a_channel_alone_keeps_its_order() -> None:
+    trace = _trace(
+        {"fulltext": ["a", "b"], "vectors": ["b"]},
+        StageRecord("coverage", factors={"fulltext": {"a": 0.01}}),
+        StageRecord("navigation", floors=("new",)),
+    )
+    assert [key for key, _ in refuse(trace, FusionConfig())] == ["new", "b", "a"]
+    assert [key for key, _ in refuse(trace, FusionConfig(), only="fulltext")] == ["new", "a", "b"]
 
 
 def test_a_word_being_typed_is_matched_by_its_expansions_and_weighs_as_the_commonest() -> None:
@@ -116,26 +125,16 @@ def test_a_word_being_typed_is_matched_by_its_expansions_and_weighs_as_the_commo
 
 
 def test_a_hit_on_the_word_being_typed_votes_in_full() -> None:
-    plan = QueryPlan(raw="sync tombst", text="sync tombst", terms=("sync", "tombst"), prefix="tombst")
+    plan = QueryPlan(raw="sync tombst", text="sync tombst", terms=("sync", "tombst"), stems=("sync", "tombst"), complete_stems=("sync",), prefix="tombst")
     weights = {"sync": 2.0, "tombst": 9.0, "tombston": 3.0}
-    hits = [("a.md", ("sync", "tombston")), ("b.md", ("sync",))]
+    found = hits("a.md", "b.md", terms={"a.md": ("sync", "tombston"), "b.md": ("sync",)})
 
-    def keyword_factors(typed: TypedPrefix) -> dict[str, float]:
-        return fusion_factors(
-            plan,
-            ("sync", "tombst"),
-            FusionConfig(),
-            {"fulltext": ["a.md", "b.md"]},
-            keyword_hits=hits,
-            vector_hits=[],
-            graph_hits=[],
-            recognized=(),
-            answer_notes=(),
-            term_weights=lambda terms: {term: weights[term] for term in terms},
-            typed=typed,
-        )["fulltext"]
+    def keyword_factors(prefix_terms: tuple[str, ...]) -> dict[str, float]:
+        answers = {"fulltext": ChannelAnswer(hits=found, prefix_terms=prefix_terms)}
+        context = stage_context(plan, answers, term_weights=weights)  # type: ignore[arg-type]
+        return CoverageStage().weigh(context).factors["fulltext"]
 
-    typed = keyword_factors(TypedPrefix(stems=frozenset({"tombst"}), terms=frozenset({"tombst", "tombston"})))
-    untyped = keyword_factors(NO_PREFIX)
+    typed = keyword_factors(("tombst", "tombston"))
+    untyped = keyword_factors(())
     assert typed["a.md"] == 1.0
     assert untyped["a.md"] == untyped["b.md"] < typed["b.md"] < 1.0

@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from ranking_support import hits, stage_context
 
 from engine.api import Engine
+from engine.channels.base import ChannelAnswer
 from engine.channels.fulltext import analyze_text
-from engine.config import EngineConfig, FusionConfig
+from engine.config import EngineConfig, FusionConfig, StructureConfig
 from engine.embedder import HashEmbedder
 from engine.kinds import NoteKinds, is_person, linked_of_kind, with_hops
 from engine.lexicon.en import ENGLISH
 from engine.query import Planner
-from engine.search.fusion import fusion_factors
+from engine.records import AskedKind
+from engine.search.ranking.structure import StructureStage
 
 NOTES = [
     ("Companies/Delta.md", ()),
@@ -169,26 +173,16 @@ def test_the_catalog_finds_notes_tagged_as_people(tmp_path: Path) -> None:
 
 
 def test_kind_factor_scales_every_channel_vote_outside_the_kind() -> None:
-    fusion = FusionConfig(kind_factor=0.5, vector_confidence_power=0, keyword_coverage_power=0)
-    rankings = {"fulltext": ["m.md", "c.md"], "vectors": ["c.md", "m.md"], "graph": []}
+    fusion = FusionConfig(structure=StructureConfig(mode="on", kind_factor=0.5))
+    answers = {"fulltext": ChannelAnswer(hits=hits("m.md", "c.md")), "vectors": ChannelAnswer(hits=hits("c.md", "m.md"))}
 
     def factors(kind_notes: frozenset[str]) -> dict[str, dict[str, float]]:
-        return fusion_factors(
-            Planner().plan("companies in biotech", as_you_type=False),
-            ["compani", "biotech"],
-            fusion,
-            rankings,
-            keyword_hits=None,
-            vector_hits=[],
-            graph_hits=[],
-            recognized=(),
-            answer_notes=(),
-            term_weights=None,
-            kind_notes=kind_notes,
-        )
+        plan = replace(Planner().plan("companies in biotech", as_you_type=False), asked_kind=AskedKind("companies", kind_notes))
+        context = stage_context(plan, answers, config=EngineConfig(fusion=fusion))  # type: ignore[arg-type]
+        return StructureStage().weigh(context).factors
 
     assert factors(frozenset()) == {}
-    assert factors(frozenset({"c.md"})) == {"fulltext": {"m.md": 0.5}, "vectors": {"m.md": 0.5}, "graph": {}}
+    assert factors(frozenset({"c.md"})) == {"fulltext": {"m.md": 0.5}, "vectors": {"m.md": 0.5}}
 
 
 def _vault(root: Path) -> Path:
@@ -207,7 +201,7 @@ def _vault(root: Path) -> Path:
 
 @pytest.mark.parametrize(("factor", "first"), [(0.5, "Companies/Delta.md"), (1.0, "Meetings/Biotech day.md")])
 def test_search_ranks_the_asked_for_kind_first(tmp_path: Path, factor: float, first: str) -> None:
-    config = EngineConfig(fusion=FusionConfig(kind_factor=factor))
+    config = EngineConfig(fusion=FusionConfig(structure=StructureConfig(kind_factor=factor)))
     # Kinds weigh channels' votes against each other: two channels must be live (the stub
     # embedder stands in for the model; this test is about fusion, not about vectors).
     with Engine.open(_vault(tmp_path), config, index_dir=tmp_path / "index", embedder=HashEmbedder()) as engine:

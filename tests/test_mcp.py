@@ -10,6 +10,7 @@ from mcp_support import call as _call
 from mcp_support import session as _session
 
 from engine.api import Engine
+from engine.embedder import load_default_embedder
 
 READ_TOOLS = {"search", "context", "read", "related", "backlinks", "why"}
 
@@ -62,13 +63,23 @@ def test_read_only_tools_answer_through_a_real_client_session(indexed: tuple[Pat
         named = await _call(session, "search", query="Atlas 2026 Kickoff", limit=3)
         assert named["hits"][0]["create_safety"] == "exists"
 
-        context = await _call(session, "context", question="who attended the Atlas kickoff", max_tokens=1500)
+        context = await _call(session, "context", question="who attended the Atlas kickoff", max_tokens=4000)
         assert context["sources"] and context["entities"] and context["relationships"]
         # The server opened the saved graph (--no-index): its named relations are read from it.
         assert any(r["relation"] == "attended" for r in context["relationships"]), context["relationships"]
-        assert context["used"]["total"] <= 1500
+        assert context["used"]["printed"] <= 4000
         assert "word pieces" in context["tokenizer"]
         assert context["counts"]["chunks"] == len(context["sources"])
+        # What the agent receives, all of it, fits the budget, counted by the embedder's tokenizer.
+        for budget in (1500, 600):
+            answer = await session.call_tool("context", {"question": "who attended the Atlas kickoff", "max_tokens": budget})
+            text = next(block.text for block in answer.content if block.type == "text")
+            assert load_default_embedder().text_tokens([text])[0] <= budget
+        one = await _call(session, "context", question="who attended the Atlas kickoff", top_k=1)
+        assert len(one["sources"]) == 1
+        for bad in ({"max_tokens": -1}, {"max_source_tokens": -3}, {"max_tokens": 20}, {"top_k": 0}):
+            refused = await session.call_tool("context", {"question": "atlas", **bad})
+            assert refused.isError, bad
 
         note = await _call(session, "read", path="Priya Kumar")
         assert note["found"] and note["path"] == "People/Priya Kumar.md"

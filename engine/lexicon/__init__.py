@@ -123,6 +123,52 @@ class Lexicon:
     # Whether a compound of nouns ends in its head, as English does ("project meetings" are
     # meetings): a kind named right before another noun then modifies it (engine/kinds.py).
     head_last: bool = False
+    # At a sentence's start a capital says nothing: a name never opens with the sentence's
+    # verb, adverb or another function word ("Led Series B for …", "Whereas Treg cells …",
+    # "Previously Feluda …"). These are the words that tell: function words beyond the stop
+    # words, and words that open a clause as prepositions do ("Using", "Following").
+    sentence_openers: frozenset[str] = frozenset()
+    # Verbs (base forms) sentences and log lines open with: their inflected forms
+    # ("Announced", "Leads", "Launching") never open a name at a sentence's start. A verb
+    # whose base form is a name's first word as often ("Mark", "Launch", "Sync") is left out.
+    verbs: tuple[str, ...] = ()
+    # Verbs whose base form, an instruction ("Install Obsidian", "Select Import"), never opens one either.
+    instruction_verbs: tuple[str, ...] = ()
+    # The irregular forms of those verbs (lead → led, begin → began, begun).
+    irregular_verbs: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # How the language inflects a regular verb (base → its other forms); `verbs` are read through it.
+    inflect: Callable[[str], tuple[str, ...]] = field(default=lambda _verb: (), repr=False, compare=False)
+    # Endings that make an adverb of an adjective, with what they stand for ("ically" → "ic"):
+    # a word so made from a known word is an adverb ("Previously", "Highly").
+    adverb_endings: tuple[tuple[str, str], ...] = ()
+    # Words with such an ending that are adjectives, made from nouns ("weekly", "friendly").
+    not_adverbs: frozenset[str] = frozenset()
+    # Words that open a job title ("Head of Operations", "Partner Hannah Kreiswirth", "VP of
+    # Engineering"): no part of a name; a title ending in a person noun names no one.
+    job_titles: frozenset[str] = frozenset()
+    # Words that label a part of a document, written in capitals at its start ("BACKGROUND",
+    # "METHODS", "NOTE"): no part of the name after them.
+    section_labels: frozenset[str] = frozenset()
+    # The pronouns a note's sentences refer to its subject by, as a clause's subject ("she
+    # founded"), as its object ("backed him") and as an owner ("its investors include"): a
+    # relation said of one is said of the note.
+    subject_pronouns: frozenset[str] = frozenset()
+    object_pronouns: frozenset[str] = frozenset()
+    possessives: frozenset[str] = frozenset()
+    # Nouns a note's sentences refer to its subject by, after a determiner ("the company",
+    # "this meeting", "the seed round").
+    self_nouns: frozenset[str] = frozenset()
+    # Prepositions: between a role and a link, one says the role is another's ("founders of [[Acme]]").
+    prepositions: frozenset[str] = frozenset()
+    # Words that open a noun phrase ("the", "this", "their"): after a relation phrase, what
+    # follows them is its object.
+    determiners: frozenset[str] = frozenset()
+    # The articles among them: an article alone before a phrase opens a fragment that
+    # defines the note ("The part of [[Beacon]] where …"); "This includes …" does not.
+    articles: frozenset[str] = frozenset()
+    # Words a clause may open with before its subject, or end with after its object, that
+    # are neither ("Also", "In 2021 she …", "… attended today").
+    subject_openers: frozenset[str] = frozenset()
     resemblance_pattern: re.Pattern[str] = field(init=False, repr=False, compare=False)
     # Every relation phrase, longest first, as one pattern (no groups: an alternation of
     # named groups is four times slower to scan); each phrase without "*" (lowercased, one
@@ -156,10 +202,42 @@ class Lexicon:
             for f in dataclasses.fields(self)
             # known_words is loaded on use, from the model's vocabulary; questions and the
             # nouns that ask for people are read from queries only.
-            if f.init and f.name not in ("known_words", "question_words", "person_nouns")
+            if f.init and f.name not in ("known_words", "question_words", "person_nouns", "inflect")
         }
+        words["opening_forms"] = _sorted(self.opening_forms)
         words["relations"] = [_sorted(dataclasses.astuple(relation)) for relation in self.relations]
         return hashlib.sha256(json.dumps(words, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+    @functools.cached_property
+    def opening_forms(self) -> frozenset[str]:
+        """Every word (lowercased) that never opens a name at a sentence's start, but the adverbs
+        `is_adverb` reads: the sentence openers and the listed verbs' forms."""
+        forms = set(self.sentence_openers)
+        for verb in (*self.verbs, *self.instruction_verbs):
+            forms.update(self.inflect(verb))
+            forms.update(self.irregular_verbs.get(verb, ()))
+        forms.update(self.instruction_verbs)
+        return frozenset(forms)
+
+    def is_adverb(self, word: str) -> bool:
+        """Whether a word is an adverb made from a known word by an adverb ending ("recently")."""
+        key = word.casefold()
+        if key in self.not_adverbs:
+            return False
+        for ending, stands_for in self.adverb_endings:
+            if key.endswith(ending):
+                stem = key[: -len(ending)] + stands_for
+                if len(stem) >= 4 and stem in self.known_words():
+                    return True
+        return False
+
+    def opens_no_name(self, word: str) -> bool:
+        """Whether a capitalised word at a sentence's start is the sentence's verb, adverb or
+        function word rather than a name's first word."""
+        key = word.casefold()
+        if word.isupper() and len(word) > 1:
+            return key in self.section_labels
+        return key in self.opening_forms or key in self.stop_words or self.is_adverb(key)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "resemblance_pattern", re.compile(rf"\b(?:{self.resemblance})\b", re.IGNORECASE))

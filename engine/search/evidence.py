@@ -45,7 +45,7 @@ def choose_label(
     graph = channels.get("graph")
     if fulltext is not None and all_terms_matched:
         return "keyword_exact"
-    if vectors is not None and vectors.score >= config.high_vector_cosine:
+    if vectors is not None and vectors.score >= config.confidence.high_cosine:
         return "high_vector_match"
     if fulltext is not None and entity_matched:
         return "keyword_partial"

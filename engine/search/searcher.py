@@ -1,4 +1,5 @@
-"""The concurrent three-channel search: run channels, fuse, floor, explain."""
+"""The concurrent three-channel search: read the query, run the channels, weigh their lists
+with the ranking stages (engine/search/ranking/), fuse, explain every hit."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from engine.catalog import Catalog, StoredChunk
 from engine.channels.base import Channel, ChannelAnswer
 from engine.config import EngineConfig, FusionConfig
 from engine.entities import EntityMatch, fold_accents, normalize
-from engine.kinds import NoteKinds, linked_of_kind, with_hops
+from engine.kinds import NoteKinds
 from engine.lexicon import Lexicon
 from engine.query import GraphRequest, Planner, QueryPlan
 from engine.query.parse import query_without
@@ -25,9 +26,7 @@ from engine.query.plan import Corrector
 from engine.query.words import QUERY_WORD
 from engine.records import (
     CHANNEL_NAMES,
-    CHUNK_SEEDED,
     NO_KIND,
-    AskedKind,
     ChannelEvidence,
     ChannelHit,
     ChannelName,
@@ -49,28 +48,23 @@ from engine.search.evidence import (
 )
 from engine.search.fallback import FlatScan, FuzzySearch
 from engine.search.filters import FactsTable, PhraseMatcher
-from engine.search.fusion import (
-    NO_PREFIX,
-    Bridge,
-    TypedPrefix,
-    answers_relation,
-    bridge_choice,
-    fusion_factors,
-    refuse,
-    weighted_rrf,
-)
+from engine.search.fusion import refuse, weighted_rrf
 from engine.search.grams import PhraseGrams
+from engine.search.ranking import StageContext, run_stages
+from engine.search.ranking.coverage import NO_PREFIX, TypedPrefix
+from engine.search.ranking.navigation import NavigationRecord
+from engine.search.ranking.structure import StructureRecord
 
 log = logging.getLogger("cairn.search")
+
+# A vault whose properties type this many links between notes (`company: [[Acme]]`) has
+# the structure the structure pack reads, whatever its folders.
+TYPED_LINKS_FOR_STRUCTURE = 10
 
 # Phrase lookups kept between keystrokes (`Searcher._with_phrase`).
 _KEPT_PHRASES = 64
 
 T = TypeVar("T")
-
-# While typing, at most this many notes whose title the query begins are put first.
-TYPED_TITLES_MAX = 3
-
 
 # A word being typed is completed from the names that the query's last few words begin.
 _COMPLETION_WORDS = 8
@@ -160,10 +154,12 @@ class Searcher:
         chunk_entities: Callable[[Sequence[tuple[str, int]]], list[tuple[str, ...]]] | None = None,
         fuzzy: FuzzySearch | None = None,
         relation: Callable[[str, str], Relation | None] | None = None,
+        embedded_chunks: Callable[[], int] | None = None,
     ) -> None:
         """`chunk_entities` gives the entity keys each (path, chunk ordinal) names (the graph's
         chunk → entity edges); `fuzzy` is full text's search for terms one edit away;
-        `relation` the relation the graph names between two notes."""
+        `relation` the relation the graph names between two notes; `embedded_chunks` how
+        many chunks the vector channel holds (the vault's share it covers)."""
         self._catalog = catalog
         self._relation = relation
         self._chunk_entities = chunk_entities
@@ -187,6 +183,9 @@ class Searcher:
             finish=finish,
         )
         self._kinds = _note_kinds(catalog, stem, lexicon)
+        self._embedded_chunks = embedded_chunks
+        self._chunk_total = catalog.chunk_count()
+        self._structured = self._kinds.structured or catalog.typed_link_count() >= TYPED_LINKS_FOR_STRUCTURE
         self._notes_with = notes_with
         self._facts: FactsTable | None = None  # read on the first filtered query after a change
         # Guards the two tables above against a `prepare` that read the catalog before a change.
@@ -202,6 +201,34 @@ class Searcher:
         self._stopping = threading.Event()  # set when the engine closes: `prepare` returns
         self._chunks = NoteChunks(catalog)
 
+    @property
+    def structured(self) -> bool:
+        """Whether the vault files people or organisations, or types relations in properties
+        (the structure pack's "auto" switches on for such a vault)."""
+        return self._structured
+
+    def structure_text(self) -> str:
+        """Whether the structure pack ranks this vault's searches, and why, in words."""
+        mode = self._config.fusion.structure.mode
+        if mode != "auto":
+            return f"{mode} (set in [fusion.structure])"
+        with self._tables_lock:
+            kinds, structured = self._kinds, self._structured
+        if not structured:
+            return "off: the vault files no people or organisations and types no relations"
+        why = "files people or organisations" if kinds.structured else "types relations in properties"
+        return f"on: the vault {why}"
+
+    def embedded_share(self) -> float:
+        """The share of the vault's chunks the vector channel holds (1 for an empty vault)."""
+        if self._embedded_chunks is None or self._chunk_total <= 0:
+            return 1.0
+        try:
+            return min(1.0, self._embedded_chunks() / self._chunk_total)
+        except Exception:  # the vector channel is broken: its own status says so; weigh it in full
+            log.debug("could not count the embedded chunks", exc_info=True)
+            return 1.0
+
     def _completion(self, text: str) -> str:
         """What the word being typed lacks to be a note's name (the titles as they are now)."""
         return self._titles.completion(text)
@@ -210,8 +237,11 @@ class Searcher:
         """Reload the title/alias floor table and the note kinds after the catalog changed."""
         titles = TitleIndex(self._catalog)
         kinds = _note_kinds(self._catalog, self._stem, self._lexicon)
+        chunk_total = self._catalog.chunk_count()
+        structured = kinds.structured or self._catalog.typed_link_count() >= TYPED_LINKS_FOR_STRUCTURE
         with self._tables_lock:
             self._titles, self._kinds = titles, kinds
+            self._chunk_total, self._structured = chunk_total, structured
             self._facts = None
             self._scan = None
             self._tables_generation += 1
@@ -283,13 +313,16 @@ class Searcher:
         graph_weight: float | None = None,
         max_hops: int | None = None,
         seeding: str | None = None,
+        stages_off: Collection[str] = (),
     ) -> SearchResults:
-        """Search every (or the chosen) channel and fuse; a failing channel only degrades.
+        """Search every (or the chosen) channel, weigh with the ranking stages and fuse; a
+        failing channel or stage only degrades.
 
         `graph_weight`, `max_hops` and `seeding` override the configured graph weight in
         fusion, the walk's depth and where the walk starts (`GraphConfig.seeding`) for this
-        search only. A search of several channels that finds fewer than `limit` notes ends
-        with a flat scan of titles and fuzzy terms (`flat_scan` hits).
+        search only; `stages_off` names ranking stages to switch off (eval's ablation). A
+        search of several channels that finds fewer than `limit` notes ends with a flat scan
+        of titles and fuzzy terms (`flat_scan` hits).
         """
         started = time.perf_counter()
         limit = max(limit, 0)  # a negative limit would slice hits off the end
@@ -330,24 +363,46 @@ class Searcher:
         for name, problem in plan.problems:  # planning ran a part of these channels: it failed
             _degrade(statuses, name, problem)
 
-        exact, alias = self._floors(plan)
-        typed = self._typed_titles(plan, {*exact, *alias})
-        trace, hop_source = self._trace(plan, answers, statuses, (*exact, *alias, *typed), fusion)
+        context = StageContext(
+            plan=plan,
+            answers=answers,
+            lists={name: [hit.path for hit in answer.hits] for name, answer in answers.items()},
+            fusion=fusion,
+            config=self._config,
+            vault=self._vault_view(),
+            statuses=statuses,
+            term_weights=self._weigher(statuses),
+        )
+        records = run_stages(context, stages_off)
+        weights = dict(fusion.weights) if fusion.weights != self._config.fusion.weights else {}
+        trace = FusionTrace(
+            rankings={name: tuple(h.path for h in a.hits) for name, a in answers.items()},
+            stages=records,
+            weights=weights,
+            scores={name: tuple(h.score for h in a.hits) for name, a in answers.items()},
+        )
         graph_answer = answers.get("graph")
-        if graph_answer is not None and trace.hops:
-            graph_answer = answers["graph"] = self._with_hop_hits(graph_answer, hop_source, trace.hops)
+        structure = trace.record("structure")
+        if graph_answer is not None and structure is not None and structure.reached:
+            graph_answer = answers["graph"] = self._with_reached_hits(graph_answer, structure.reached)
         scanned: dict[str, tuple[str, ...]] = {}
+        deeper: dict[ChannelName, dict[str, ChannelHit]] = {}
         if len(wanted) > 1:
+            deeper = self._deeper(plan, trace, fusion, limit, depth, answers, candidates)
+            beyond = [path for found in deeper.values() for path in found]
+            trace = replace(trace, fallback=tuple(dict.fromkeys(beyond)))
             scanned = self._fallback(plan, trace, fusion, limit, statuses, candidates)
-            trace = replace(trace, fallback=tuple(scanned))
-        if plan.asks and fusion.bridge_place > 0 and len(wanted) > 1 and "fulltext" in answers:
-            trace = _degrading(statuses, "fulltext", lambda: self._with_bridge(plan, trace, answers["fulltext"], fusion), trace)
+            trace = replace(trace, fallback=(*trace.fallback, *scanned))
         votes: dict[str, dict[str, float]] = {}
         fused = refuse(trace, fusion, votes=votes)
         if candidates is not None:  # floors, the kind hop and the flat scan answer only inside the filter
             fused = [(path, score) for path, score in fused if path in candidates]
-        hits = self._hits(plan, fused[:limit], answers, set(exact), set(alias), votes, scanned, self._next_hop(trace, fused))
+        navigation = trace.record("navigation")
+        exact = set(navigation.exact) if isinstance(navigation, NavigationRecord) else set()
+        alias = set(navigation.alias) if isinstance(navigation, NavigationRecord) else set()
+        hits = self._hits(plan, fused[:limit], answers, exact, alias, votes, scanned, deeper)
         answer_notes = graph_answer.answer_notes if graph_answer is not None else frozenset()
+        kind = structure.kind if isinstance(structure, StructureRecord) else NO_KIND
         return SearchResults(
             query=raw,
             hits=hits,
@@ -358,12 +413,12 @@ class Searcher:
             not_names=plan.not_names,
             total_ms=_ms(started),
             answer_notes=answer_notes,
-            asked_kind=self._asked_kind(plan, answer_notes),
+            asked_kind=kind,
             kind_hops=trace.hops,
             trace=trace,
             reading=reading,
             clauses=answers["vectors"].clauses if "vectors" in answers else (),
-            confident=_confident(hits, scanned),
+            confident=_confident(hits, {*scanned, *(path for found in deeper.values() for path in found)}),
         )
 
     # -- filters ---------------------------------------------------------------------
@@ -539,30 +594,41 @@ class Searcher:
         scale = self._config.graph.chunk_seed_weight / max(weights.values())
         return tuple((key, round(weight * scale, 6)) for key, weight in weights.items())
 
-    def _with_bridge(self, plan: QueryPlan, trace: FusionTrace, fulltext: ChannelAnswer, fusion: FusionConfig) -> FusionTrace:
-        """The trace with what a question's bridge is read from (`fusion.keep_bridge`): the
-        rare names the first fused note names that the question does not say (more than
-        three characters: initials and short codes name many things), the notes of the text
-        channels' lists that name one of them, and the terms full text matched in each."""
-        fused = refuse(trace, fusion)
-        if not fused:
-            return trace
-        source = fused[0][0]
-        said = plan.raw.casefold()
-        written = {m.surface for m in self._catalog.mentions_of([source])}
-        names = {name for name in written if len(name) > 3 and name.casefold() not in said and self._planner.is_rare(name)}
-        if not names:
-            return trace
-        pool = {
-            key for name in ("fulltext", "vectors") for key in trace.rankings.get(name, ())[: fusion.depths.get(name, 0)]
-        }
-        pool.discard(source)
-        naming = self._catalog.naming(names, pool)
-        if not naming:
-            return trace
-        matched = {hit.path: tuple(hit.matched_terms) for hit in fulltext.hits if hit.path in naming or hit.path == source}
-        bridged = {path: tuple(sorted(found)) for path, found in naming.items()}
-        return replace(trace, bridged_from=source, bridged=bridged, matched=matched)
+    def _deeper(
+        self,
+        plan: QueryPlan,
+        trace: FusionTrace,
+        fusion: FusionConfig,
+        limit: int,
+        depth: int,
+        answers: Mapping[ChannelName, ChannelAnswer],
+        candidates: frozenset[str] | None,
+    ) -> dict[ChannelName, dict[str, ChannelHit]]:
+        """When a longer list is asked for than the channels' fused depths hold, the notes the
+        channels rank further down (full text and vectors asked for `limit`), each channel's
+        new ones by its own rank, interleaved: they follow the fused notes, with their own
+        evidence, under the confident cut. The fused notes are untouched (the channels were
+        asked at the depth fusion counts, so a longer list never reorders the top)."""
+        if limit <= depth:
+            return {}
+        found = {path for path, _ in refuse(trace, fusion)}
+        if len(found) >= limit:
+            return {}
+        names: list[ChannelName] = [name for name in ("fulltext", "vectors") if name in answers]
+        more: dict[ChannelName, ChannelAnswer] = {}
+        statuses: dict[ChannelName, ChannelStatus] = {}
+        self._run(plan, names, limit, more, statuses)
+        out: dict[ChannelName, dict[str, ChannelHit]] = {}
+        taken = set(found)
+        lists = {name: [hit for hit in answer.hits if hit.path not in taken] for name, answer in more.items()}
+        for at in range(max((len(hits) for hits in lists.values()), default=0)):
+            for name, hits in lists.items():
+                if at < len(hits) and hits[at].path not in taken and len(taken) < limit:
+                    hit = hits[at]
+                    if candidates is None or hit.path in candidates:
+                        taken.add(hit.path)
+                        out.setdefault(name, {})[hit.path] = hit
+        return out
 
     def _fallback(
         self,
@@ -594,69 +660,6 @@ class Searcher:
             scan = self._scan = _flat_scan_of(self._titles)
         return scan
 
-    def _asked_kind(self, plan: QueryPlan, answer_notes: frozenset[str]) -> AskedKind:
-        """The kind fusion weighs by: the plan's, unless fusion ignores kinds or the graph
-        already answers a relation question with people (it weighs kinds its own way)."""
-        return plan.asked_kind if self._config.fusion.kind_factor < 1 and not answer_notes else NO_KIND
-
-    def _trace(
-        self,
-        plan: QueryPlan,
-        answers: Mapping[ChannelName, ChannelAnswer],
-        statuses: dict[ChannelName, ChannelStatus],
-        floors: tuple[str, ...],
-        fusion: FusionConfig,
-    ) -> tuple[FusionTrace, str]:
-        """Every input of this search's fusion (the channels' lists, the kind hop, factors,
-        floors, its own weights), and the note the kind hop starts from."""
-        rankings: dict[ChannelName, tuple[str, ...]] = {name: tuple(h.path for h in a.hits) for name, a in answers.items()}
-        graph_answer = answers.get("graph")
-        # The walk's best answer from the names the query says (a top chunk's name is no answer).
-        walked = [h for h in graph_answer.hits if h.graph_relation != CHUNK_SEEDED] if graph_answer else []
-        relational = bool(walked) and answers_relation(plan, graph_answer.recognized if graph_answer else (), walked[0].graph_relation)
-        answer_notes = graph_answer.answer_notes if graph_answer is not None else frozenset()
-        kind = self._asked_kind(plan, answer_notes)
-        no_hop: tuple[str, tuple[str, ...]] = ("", ())
-        hop_source, hops = _degrading(statuses, "graph", lambda: self._kind_hop(answers, kind), no_hop)
-        lists: dict[str, list[str]] = {name: list(ranked) for name, ranked in rankings.items()}
-        if "graph" in lists and hops:
-            lists["graph"] = with_hops(lists["graph"], hops)
-        graph_hits = [(h.path, h.graph_path) for h in graph_answer.hits] if graph_answer else []
-        if graph_answer is not None and hops:
-            graph_hits = [(h.path, h.graph_path) for h in self._with_hop_hits(graph_answer, hop_source, hops).hits]
-        factors = fusion_factors(
-            plan,
-            plan.stems,
-            fusion,
-            lists,
-            keyword_hits=[(h.path, h.matched_terms) for h in answers["fulltext"].hits] if "fulltext" in answers else None,
-            vector_hits=[(h.path, h.score) for h in answers["vectors"].hits] if "vectors" in answers else [],
-            graph_hits=graph_hits,
-            recognized=graph_answer.recognized if graph_answer else (),
-            answer_notes=answer_notes,
-            term_weights=self._weigher(statuses),
-            kind_notes=kind.notes,
-            hop_notes=hops,
-            seeds=[h.path for h in walked if len(h.graph_path) == 1] if plan.graph.seeds else None,
-            relation_notes=(graph_answer.in_relation, graph_answer.other_relation) if graph_answer else ((), ()),
-            typed=_typed_prefix(plan, answers),
-        )
-        weights = dict(fusion.weights) if fusion.weights != self._config.fusion.weights else {}
-        trace = FusionTrace(
-            rankings=rankings,
-            hops=hops,
-            factors=factors,
-            floors=floors,
-            relational=relational,
-            weights=weights,
-            graph_from_notes={
-                **(graph_answer.from_notes if graph_answer else {}),
-                **dict.fromkeys(hops, hop_source),
-            },
-            scores={name: tuple(h.score for h in a.hits) for name, a in answers.items()},
-        )
-        return trace, hop_source
-
     def _hits(
         self,
         plan: QueryPlan,
@@ -666,7 +669,7 @@ class Searcher:
         alias: set[str],
         votes: Mapping[str, Mapping[str, float]],
         scanned: Mapping[str, tuple[str, ...]],
-        next_hop: tuple[str, tuple[str, tuple[str, ...]]] | None = None,
+        deeper: Mapping[ChannelName, Mapping[str, ChannelHit]] | None = None,
     ) -> tuple[Hit, ...]:
         """The shown hits: per-channel evidence, a label, the best passage, each channel's
         vote, whether the note is the one the query names, and a question's next hop
@@ -674,6 +677,8 @@ class Searcher:
         fusion = self._config.fusion
         stop_words = plan.lexicon.stop_words
         by_channel = {name: {h.path: h for h in answer.hits} for name, answer in answers.items()}
+        for name, found in (deeper or {}).items():
+            by_channel.setdefault(name, {}).update((path, hit) for path, hit in found.items() if path not in by_channel[name])
         graph_answer = answers.get("graph")
         entity_stems = self._stems_of_names(graph_answer.recognized if graph_answer else ())
         # Evidence speaks of content words: "who" or "while" matching is no reason to show.
@@ -733,59 +738,13 @@ class Searcher:
                         asked, title, self._titles.aliases_of.get(path, ()), exact=path in exact or path in alias
                     ),
                     flat_scan=scanned.get(path, ()) if label == "flat_scan" else (),
-                    next_hop=next_hop[1] if next_hop is not None and next_hop[0] == path else None,
                 )
             )
         return tuple(hits)
 
-    def _next_hop(self, trace: FusionTrace, fused: Sequence[tuple[str, float]]) -> tuple[str, tuple[str, tuple[str, ...]]] | None:
-        """The note a question's bridge moved up to `bridge_place`, with the first result's
-        title and the names both notes name (None where it moved none: a note the fusion
-        ranks in the first places anyway is there for its own reasons)."""
-        fusion = self._config.fusion
-        place = fusion.bridge_place
-        if not trace.bridged_from or place <= 0 or len(fused) < place or fused[0][0] != trace.bridged_from:
-            return None
-        bridge = Bridge(trace.bridged_from, trace.bridged, trace.matched)
-        lists = {str(name): ranked for name, ranked in trace.rankings.items()}
-        chosen = bridge_choice(lists, fusion, bridge)
-        if chosen is None or fused[place - 1][0] != chosen:
-            return None
-        unbridged = refuse(replace(trace, bridged_from=""), fusion)
-        if chosen in {path for path, _ in unbridged[:place]}:
-            return None
-        return chosen, (self._titles.title_of.get(trace.bridged_from, trace.bridged_from), trace.bridged.get(chosen, ()))
-
-    def _weigher(self, statuses: dict[ChannelName, ChannelStatus]) -> Callable[[Sequence[str]], dict[str, float]] | None:
-        """Full text's idf weights for fusion; should they fail, every word counts the same and full text is degraded."""
-        term_weights = self._term_weights
-        if term_weights is None:
-            return None
-
-        def weigh(terms: Sequence[str]) -> dict[str, float]:
-            return _degrading(statuses, "fulltext", lambda: term_weights(terms), {})
-
-        return weigh
-
-    def _kind_hop(
-        self, answers: Mapping[ChannelName, ChannelAnswer], kind: AskedKind
-    ) -> tuple[str, tuple[str, ...]]:
-        """The best keyword match and the notes of the asked kind it links to, if it is of another kind.
-
-        Only the first full-text hit: following the next ones too (the top 3) reached more
-        wrong notes than right ones (docs/QUALITY.md, change 26). The graph carries the hop.
-        """
-        fulltext, graph = answers.get("fulltext"), answers.get("graph")
-        if not kind.notes or fulltext is None or not fulltext.hits or graph is None:
-            return "", ()
-        best = fulltext.hits[0].path
-        if best in kind.notes:
-            return best, ()
-        links = (link.target for link in self._catalog.resolved_links_of([best]))
-        return best, linked_of_kind(links, kind.notes)
-
-    def _with_hop_hits(self, graph: ChannelAnswer, source: str, hops: Sequence[str]) -> ChannelAnswer:
-        """The graph's answer with the kind hop's notes ranked first, each one link from `source`."""
+    def _with_reached_hits(self, graph: ChannelAnswer, reached: Mapping[str, str]) -> ChannelAnswer:
+        """The graph's answer with the notes a stage reached by a link put first, each one
+        link from the note it was reached from (its evidence: a graph path of one step)."""
         title = self._titles.title_of
         by_path = {hit.path: hit for hit in graph.hits}
         by_path.update(
@@ -799,12 +758,30 @@ class Searcher:
                     relations=self._relations_of(source, path),
                 ),
             )
-            for path in hops
+            for path, source in reached.items()
         )
-        ranked = with_hops([hit.path for hit in graph.hits], hops)
+        ahead = set(reached)
+        ranked = [*reached, *(hit.path for hit in graph.hits if hit.path not in ahead)]
         return replace(
             graph, hits=tuple(replace(by_path[path], rank=rank) for rank, path in enumerate(ranked, start=1))
         )
+
+    def _vault_view(self) -> _VaultView:
+        """What the ranking stages may ask of the vault, as the tables stand now."""
+        with self._tables_lock:
+            titles, kinds = self._titles, self._kinds
+        return _VaultView(self, titles, kinds)
+
+    def _weigher(self, statuses: dict[ChannelName, ChannelStatus]) -> Callable[[Sequence[str]], dict[str, float]] | None:
+        """Full text's idf weights for fusion; should they fail, every word counts the same and full text is degraded."""
+        term_weights = self._term_weights
+        if term_weights is None:
+            return None
+
+        def weigh(terms: Sequence[str]) -> dict[str, float]:
+            return _degrading(statuses, "fulltext", lambda: term_weights(terms), {})
+
+        return weigh
 
     def _stems_of_names(self, names: Sequence[str]) -> set[str]:
         """The index terms of the entities a query names (a note holding them names the entity)."""
@@ -815,32 +792,49 @@ class Searcher:
         except Exception:  # the analyzer failed (full text is degraded already): no entity words
             return set()
 
-    def _typed_titles(self, plan: QueryPlan, taken: set[str]) -> list[str]:
-        """While a word is being typed, the few notes whose title the query begins ("tile pa": Tile Pack).
-
-        They rank right after exact title and alias matches. Only for a query of at least
-        three letters that starts at most TYPED_TITLES_MAX titles: a shorter or commoner
-        beginning says little about which note is meant.
-        """
-        if plan.prefix is None or plan.has_syntax:
-            return []
-        key = normalize(plan.text)
-        if len(key) < 3:
-            return []
-        found = self._titles.starting_with(key, TYPED_TITLES_MAX + 1)
-        if len(found) > TYPED_TITLES_MAX:
-            return []
-        return [path for path in found if path not in taken]
-
     def _relations_of(self, a: str, b: str) -> tuple[Relation, ...]:
         found = self._relation(a, b) if self._relation is not None else None
         return (found,) if found is not None else ()
 
-    def _floors(self, plan: QueryPlan) -> tuple[list[str], list[str]]:
-        key = normalize(plan.text)
-        exact = list(self._titles.titles.get(key, ()))
-        alias = [p for p in self._titles.aliases.get(key, ()) if p not in exact]
-        return exact, alias
+
+class _VaultView:
+    """The vault as the ranking stages see it (`engine.search.ranking.VaultView`)."""
+
+    def __init__(self, searcher: Searcher, titles: TitleIndex, kinds: NoteKinds) -> None:
+        self._searcher = searcher
+        self._titles = titles
+        self._kinds = kinds
+
+    def title_of(self, path: str) -> str:
+        return self._titles.title_of.get(path, path)
+
+    def titled(self, key: str) -> Sequence[str]:
+        return self._titles.titles.get(key, ())
+
+    def aliased(self, key: str) -> Sequence[str]:
+        return self._titles.aliases.get(key, ())
+
+    def starting_with(self, key: str, most: int) -> list[str]:
+        return self._titles.starting_with(key, most)
+
+    def link_targets(self, path: str) -> list[str]:
+        return [link.target for link in self._searcher._catalog.resolved_links_of([path])]
+
+    def relation(self, a: str, b: str) -> Relation | None:
+        found = self._searcher._relation
+        return found(a, b) if found is not None else None
+
+    @property
+    def kinds(self) -> NoteKinds:
+        return self._kinds
+
+    @property
+    def structured(self) -> bool:
+        return self._searcher.structured
+
+    @property
+    def embedded_share(self) -> float:
+        return self._searcher.embedded_share()
 
 
 def _note_kinds(catalog: Catalog, stem: Callable[[str], list[str]] | None, lexicon: Lexicon) -> NoteKinds:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
@@ -24,6 +25,7 @@ __all__ = [
     "METRIC_NAMES",
     "EvalReport",
     "QueryMetrics",
+    "ablation",
     "contribution",
     "cut_mid_word",
     "evaluate",
@@ -37,6 +39,7 @@ __all__ = [
     "recall_at",
     "reciprocal_rank",
     "report_to_json",
+    "split_half",
 ]
 
 METRIC_NAMES = ("P@5", "R@5", "MRR", "nDCG@10")
@@ -148,6 +151,15 @@ def contribution(
 
 
 # -- data ------------------------------------------------------------------------------
+HALVES = ("tune", "check")
+
+
+def split_half(qid: str) -> str:
+    """The half a query belongs to, fixed by its id alone: "tune" when the first byte of
+    sha256(qid) is even, else "check" (the split written in tests/data/splits/)."""
+    return HALVES[hashlib.sha256(qid.encode("utf-8")).digest()[0] % 2]
+
+
 NAIVE_RRF_K = 60
 
 
@@ -279,6 +291,8 @@ class EvalReport:
     forbidden_found: int = 0
     naive_rrf: dict[str, float] = field(default_factory=dict)
     families: dict[str, dict[str, Any]] = field(default_factory=dict)
+    halves: dict[str, dict[str, Any]] = field(default_factory=dict)
+    per_query: list[QueryMetrics] = field(default_factory=list, repr=False)
 
 
 
@@ -310,6 +324,7 @@ def evaluate(
     limit: int = 100,
     on_query: Callable[[QueryMetrics], None] | None = None,
     typing: bool = False,
+    stages_off: Sequence[str] = (),
 ) -> EvalReport:
     """Run every judged query (hybrid and each channel alone) and average the metrics.
 
@@ -321,6 +336,7 @@ def evaluate(
         limit: hits requested per search.
         on_query: called with each query's result (per-query output).
         typing: search as the search box does while typing (the last word a prefix).
+        stages_off: ranking stages switched off in every search (an ablation).
     """
     fusion = engine.config.fusion
     # A channel alone is judged on the list it gave the hybrid search, as deep as that search
@@ -335,7 +351,7 @@ def evaluate(
             skipped.append(qid)
             continue
         started = time.perf_counter()
-        hybrid = engine.search(text, limit=limit, channels=channels, as_you_type=typing)
+        hybrid = engine.search(text, limit=limit, channels=channels, as_you_type=typing, stages_off=stages_off)
         latencies.append((time.perf_counter() - started) * 1000.0)
         fused = [hit.path for hit in hybrid.hits]
         trace = hybrid.trace
@@ -384,7 +400,86 @@ def evaluate(
         forbidden_found=sum(r.forbidden_found for r in per_query),
         naive_rrf=mean_metrics(r.naive_rrf for r in per_query),
         families=_families(per_query, channels),
+        halves=_halves(per_query),
+        per_query=per_query,
     )
+
+
+_ABLATION_METRICS = ("R@5", "MRR", "nDCG@10")
+
+
+def _halves(per_query: Sequence[QueryMetrics]) -> dict[str, dict[str, Any]]:
+    """The hybrid, plain RRF and each channel alone on the tune and the check half."""
+    out: dict[str, dict[str, Any]] = {}
+    for half in HALVES:
+        rows = [r for r in per_query if split_half(r.qid) == half]
+        if rows:
+            out[half] = {
+                "queries": len(rows),
+                "hybrid": _rounded(mean_metrics(r.hybrid for r in rows)),
+                "naive_rrf": _rounded(mean_metrics(r.naive_rrf for r in rows)),
+                "channels": {name: _rounded(mean_metrics(r.channels[name] for r in rows)) for name in rows[0].channels},
+            }
+    return out
+
+
+def ablation(default: EvalReport, without: Mapping[str, EvalReport]) -> dict[str, Any]:
+    """Per half, and per family of 8 queries or more within it: the default, plain RRF k=60
+    of the same lists, the best channel alone, and the default with each stage off."""
+
+    def rows(results: Sequence[QueryMetrics], qids: set[str], others: Mapping[str, Sequence[QueryMetrics]]) -> dict[str, Any]:
+        mine = [r for r in results if r.qid in qids]
+        channel_names = list(mine[0].channels) if mine else []
+        best = max(
+            ((name, mean_metrics(r.channels[name] for r in mine)) for name in channel_names),
+            key=lambda kv: kv[1]["MRR"],
+            default=("", dict.fromkeys(METRIC_NAMES, 0.0)),
+        )
+        table: dict[str, Any] = {
+            "queries": len(mine),
+            "default": _rounded(mean_metrics(r.hybrid for r in mine)),
+            "naive_rrf": _rounded(mean_metrics(r.naive_rrf for r in mine)),
+            f"best channel ({best[0]})": _rounded(best[1]),
+        }
+        for stage, theirs in others.items():
+            table[f"without {stage}"] = _rounded(mean_metrics(r.hybrid for r in theirs if r.qid in qids))
+        return table
+
+    out: dict[str, Any] = {}
+    others = {stage: report.per_query for stage, report in without.items()}
+    for half in HALVES:
+        qids = {r.qid for r in default.per_query if split_half(r.qid) == half}
+        if not qids:
+            continue
+        families: dict[str, set[str]] = {}
+        for r in default.per_query:
+            if r.qid in qids:
+                families.setdefault(query_family(r.qid), set()).add(r.qid)
+        out[half] = {
+            "all": rows(default.per_query, qids, others),
+            "families": {
+                family or "(none)": rows(default.per_query, members, others)
+                for family, members in sorted(families.items())
+                if len(members) >= 8 and len(families) > 1
+            },
+        }
+    return out
+
+
+def write_ablation(table: Mapping[str, Any], out: TextIO) -> None:
+    """The ablation as plain text: one block per half (and family), one row per ranking."""
+    for half, blocks in table.items():
+        for name, rows in [("all", blocks["all"]), *blocks["families"].items()]:
+            out.write(f"\n{half} half, {name} ({rows['queries']} queries)   " + "  ".join(f"{m:>7}" for m in _ABLATION_METRICS) + "\n")
+            default = rows["default"]
+            for label, metrics in rows.items():
+                if label == "queries":
+                    continue
+                cells = "  ".join(f"{metrics[m]:>7.3f}" for m in _ABLATION_METRICS)
+                delta = ""
+                if label != "default":
+                    delta = "   " + " ".join(f"{metrics[m] - default[m]:+.3f}" for m in _ABLATION_METRICS)
+                out.write(f"  {label:<28} {cells}{delta}\n")
 
 
 def _families(per_query: Sequence[QueryMetrics], channels: Sequence[ChannelName]) -> dict[str, dict[str, Any]]:
@@ -485,6 +580,7 @@ def report_to_json(report: EvalReport) -> dict[str, Any]:
         "latency_ms": report.latency_ms,
         "naive_rrf": _rounded(report.naive_rrf),
         "families": report.families,
+        "halves": report.halves,
         "cut": report.cut,
         "forbidden_found": report.forbidden_found,
     }
@@ -542,6 +638,8 @@ def run_command(args: Any, engine: Engine, progress: Callable[[Any], None], err:
     qrels = load_qrels(args.qrels)
     if args.qid_prefix:
         queries = [(qid, text) for qid, text in queries if qid.startswith(tuple(args.qid_prefix))]
+    if getattr(args, "half", None):
+        queries = [(qid, text) for qid, text in queries if split_half(qid) == args.half]
     if args.cut_mid_word:
         cut = ((qid, cut_mid_word(text)) for qid, text in queries)
         queries = [(qid, text) for qid, text in cut if text is not None]
@@ -576,10 +674,25 @@ def run_command(args: Any, engine: Engine, progress: Callable[[Any], None], err:
             per_query_file.close()
     if report.skipped:
         err.write(f"note: {len(report.skipped)} queries have no relevant note in the qrels and were skipped\n")
+    ablated: dict[str, Any] | None = None
+    if getattr(args, "ablate", False):
+        from engine.search.ranking import STAGE_NAMES
+
+        without = {}
+        for stage in STAGE_NAMES:
+            err.write(f"eval: without {stage}\n")
+            without[stage] = evaluate(
+                engine, queries, qrels, channels=channels, limit=args.limit,
+                typing=args.typing or args.cut_mid_word, stages_off=(stage,),
+            )
+        ablated = ablation(report, without)
     if args.json:
-        out.write(json.dumps(report_to_json(report), indent=2) + "\n")
+        out.write(json.dumps({**report_to_json(report), **({"ablation": ablated} if ablated else {})}, indent=2) + "\n")
     else:
         write_table(report, out)
+        if ablated:
+            out.write("\nablation: R@5 / MRR / nDCG@10, and each row's difference from the default\n")
+            write_ablation(ablated, out)
     failed = below_floors(
         report, {"nDCG@10": args.min_ndcg, "R@5": args.min_recall5, "MRR": args.min_mrr}
     )

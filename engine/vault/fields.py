@@ -1,8 +1,9 @@
-"""Which property a link is the value of: a frontmatter property or a Dataview-style inline field.
+"""Which property a link is the value of: a frontmatter property, a Dataview-style inline field or a typed-link quote.
 
-`company: "[[Acme]]"` in frontmatter and `works_at:: [[Acme]]` (or `[works_at:: [[Acme]]]`)
-in the body say how the note relates to the note it links: the graph names the relation.
-Every pass is one scan of a line.
+`company: "[[Acme]]"` in frontmatter, `works_at:: [[Acme]]` (or `[works_at:: [[Acme]]]`)
+in the body, and a quoted line that opens with a bold key (`> **Owner:** [[Priya]]`, the
+typed-link convention some vaults keep) say how the note relates to the note it links: the
+graph names the relation. Every pass is one scan of a line.
 """
 
 from __future__ import annotations
@@ -17,6 +18,10 @@ __all__ = ["frontmatter_keys", "inline_fields", "key_at"]
 _LINE_FIELD = re.compile(
     r"^[ \t]*(?:>[ \t]*)*(?:[-*+][ \t]+|\d{1,9}[.)][ \t]+)?(?:\*\*|__)?([A-Za-z][\w \-]{0,60}?)(?:\*\*|__)?::"
 )
+# `> **key:** value` (or `> **key**: value`): a quoted line opening with a bold key.
+_QUOTED_KEY = re.compile(
+    r"^[ \t]*(?:>[ \t]*)+(?:[-*+][ \t]+)?(\*\*|__)([A-Za-z][\w \-]{0,60}?)(?::\1|\1:)"
+)
 # `[key:: value]` or `(key:: value)` anywhere in a line.
 _BRACKETED_FIELD = re.compile(r"[\[(]([A-Za-z][\w\-]{0,60})::")
 
@@ -24,7 +29,8 @@ _BRACKETED_FIELD = re.compile(r"[\[(]([A-Za-z][\w\-]{0,60})::")
 def inline_fields(line: str) -> list[tuple[int, str]]:
     """(column where its value starts, key) of each inline field of a body line, in order."""
     if "::" not in line:
-        return []
+        quoted = _QUOTED_KEY.match(line) if ">" in line else None
+        return [(quoted.end(), quoted.group(2).strip())] if quoted is not None else []
     found: list[tuple[int, str]] = []
     at_start = _LINE_FIELD.match(line)
     if at_start is not None:

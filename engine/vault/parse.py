@@ -36,8 +36,11 @@ _FM_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.MULTILINE)
 # Bumped when parsing yields something new for the catalog (links' properties: 2; names
 # with initials and names joined by a connector in a long run: 3; a title read from its
 # heading as it renders, "&amp;" as "&": 4; names and links matched in one Unicode form, so
-# a link typed in NFC reaches a note named in NFD: 5): a full scan then parses every note again.
-PARSE_VERSION = 5
+# a link typed in NFC reaches a note named in NFD: 5; no name opened by a sentence's verb,
+# adverb or function word, nor a job title nor the plural of initials, an identifier inside
+# a name a name of its own too, a quoted bold key `> **Owner:** [[X]]` a link's property: 6):
+# a full scan then parses every note again.
+PARSE_VERSION = 6
 
 _INLINE_TAG = re.compile(r"(?<!\S)#([\w/\-]+)")
 _TAG_SPLIT = re.compile(r"[,\s]+")
@@ -445,8 +448,8 @@ def _link_span(m: re.Match[str], link: Link, offset: int) -> LinkSpan:
 
 
 def _with_fields(masked: str, index: LineIndex, found: list[tuple[re.Match[str], Link]]) -> list[Link]:
-    """The body's links, each with the inline field (`works_at:: [[Acme]]`) it is the value of."""
-    if "::" not in masked:
+    """The body's links, each with the inline field (`works_at:: [[Acme]]`, `> **Owner:** [[Priya]]`) it is the value of."""
+    if "::" not in masked and ">" not in masked:
         return [link for _, link in found]
     starts = index.starts
     fields_of: dict[int, Callable[[int], str | None]] = {}  # by 0-based line: each line is read once

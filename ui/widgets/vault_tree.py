@@ -5,6 +5,8 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass
 
+from rich.style import Style
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Vertical
@@ -19,6 +21,22 @@ _WIDEST_SHARE = 0.45
 def _leaf_name(file_name: str) -> str:
     """How the tree names a file: a note without its `.md`, an attachment with its extension."""
     return file_name[:-3] if file_name.lower().endswith(".md") else file_name
+
+
+class NamesTree(Tree[str | None]):
+    """A tree whose names end in an ellipsis where the column cuts them, so a cut name reads as cut."""
+
+    def render_label(self, node: TreeNode[str | None], base_style: Style, style: Style) -> Text:
+        label = super().render_label(node, base_style, style)
+        depth = 0
+        parent = node.parent
+        while parent is not None and parent is not self.root:
+            depth += 1
+            parent = parent.parent
+        room = self.scrollable_content_region.width - depth * self.guide_depth - (self.guide_depth if depth else 0)
+        if room > 1 and label.cell_len > room:
+            label.truncate(room, overflow="ellipsis")
+        return label
 
 
 class VaultTree(Vertical):
@@ -44,7 +62,7 @@ class VaultTree(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Input(placeholder="Filter notes…", id="tree-filter")
-        tree: Tree[str | None] = Tree("vault", id="tree")
+        tree = NamesTree("vault", id="tree")
         tree.show_root = False
         tree.guide_depth = 2
         yield tree

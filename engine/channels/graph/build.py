@@ -72,10 +72,13 @@ class Sentences:
     again for every one of them would be quadratic in the line's length.
     """
 
-    def __init__(self, body: str, offset: int, lexicon: Lexicon) -> None:
+    def __init__(self, body: str, offset: int, lexicon: Lexicon, names: Collection[str] = ()) -> None:
+        """`names` are the note's own title and aliases: a sentence whose subject or object
+        they are is about the note (see relations.py)."""
         self._body = body
         self._offset = offset
         self._lexicon = lexicon
+        self._names = tuple(names)
         self._line_starts: list[int] | None = None
         self._split: dict[int, tuple[str, list[int], list[str]]] = {}
         self._found: dict[tuple[int, str], int] = {}
@@ -183,7 +186,7 @@ class Sentences:
             keys = self._keys[sentence_id] = frozenset(relation_keys([w.casefold() for w in words], self._lexicon))
         relations = self._relations.get(sentence_id)
         if relations is None:
-            relations = self._relations[sentence_id] = SentenceRelations(window, self._lexicon)
+            relations = self._relations[sentence_id] = SentenceRelations(window, self._lexicon, self._names)
         return sentence_id, keys, relations.at(at - begin - low)
 
 
@@ -361,7 +364,7 @@ def note_part(
     def sentences() -> Sentences | None:
         if not loaded:
             body = load_body()
-            loaded.append(None if body is None else Sentences(body[0], body[1], lexicon))
+            loaded.append(None if body is None else Sentences(body[0], body[1], lexicon, (info.title, *info.aliases)))
         return loaded[0]
 
     def connect(a: str, b: str, rel: int) -> None:
