@@ -33,9 +33,10 @@ from engine.records import (
     WhyReport,
 )
 from engine.vault.callouts import TONE_RGB, Callout, CalloutStyle
+from engine.vault.files import file_kind
 from engine.vault.links import WIKILINK, WikiParts, split_wikilink
 from engine.vault.parse import link_spans
-from engine.vault.plain import plain_text
+from engine.vault.plain import find_in_text, plain_text
 from engine.vocabulary import (
     CHANNEL_WORDS,
     LABEL_WORDS,
@@ -70,7 +71,9 @@ if TYPE_CHECKING:
 _RENDERING = frozenset(
     {
         "IMAGE_SUFFIXES", "Embed", "EmbedFn", "LinkRef", "LinkTable", "RenderContext",
-        "cut_reason", "footnote_number", "obsidian_markdown", "parse_markdown",
+        "cut_reason",
+    "file_kind",
+    "find_in_text", "footnote_number", "obsidian_markdown", "parse_markdown",
     }
 )
 
@@ -114,6 +117,8 @@ __all__ = [
     "count_text",
     "cut_reason",
     "duration_text",
+    "file_kind",
+    "find_in_text",
     "footnote_number",
     "highlighted",
     "hit_label",

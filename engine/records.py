@@ -774,3 +774,102 @@ class WatchBatch:
         if self.report is None:
             return 0
         return len(self.report.added) + len(self.report.updated) + len(self.report.removed)
+
+
+# What a vault file is, as the trees and embeds show it.
+FileKind = Literal["note", "image", "audio", "video", "pdf", "canvas", "other"]
+
+
+@dataclass(frozen=True)
+class VaultEntry:
+    """A file of the vault as the trees list it: a note (titled) or an attachment (named by its file)."""
+
+    path: str
+    title: str
+    kind: FileKind = "note"
+
+
+@dataclass(frozen=True)
+class LinkCompletion:
+    """One way to finish a `[[` link being typed.
+
+    `link` is what goes between `[[` and `]]` (the shortest link Obsidian would write:
+    `Atlas`, `Projects/Beacon/Roadmap#Risks`, `Atlas|the map`); `label` is what a list
+    shows (a title, an alias, a heading, a block's text) and `detail` where it is.
+    """
+
+    link: str
+    label: str
+    detail: str
+    path: str
+    kind: Literal["note", "alias", "file", "heading", "block"]
+
+
+@dataclass(frozen=True)
+class TagCount:
+    """A tag (without `#`) and how many notes carry it."""
+
+    tag: str
+    notes: int
+
+
+@dataclass(frozen=True)
+class CanvasCard:
+    """One card of an Obsidian canvas: its text, or the note, file or web page it shows, and its box."""
+
+    kind: Literal["text", "file", "link", "group"]
+    text: str
+    x: float
+    y: float
+    width: float
+    height: float
+    path: str | None = None
+    color: str = ""
+
+
+@dataclass(frozen=True)
+class CanvasEdge:
+    """An arrow between two canvas cards (indices into the card list), with its label."""
+
+    source: int
+    target: int
+    label: str = ""
+
+
+@dataclass(frozen=True)
+class Canvas:
+    """An Obsidian `.canvas` file read: its cards and arrows (`problem` says why it could not be read)."""
+
+    path: str
+    cards: tuple[CanvasCard, ...] = ()
+    edges: tuple[CanvasEdge, ...] = ()
+    problem: str = ""
+
+
+@dataclass(frozen=True)
+class GraphNode:
+    """A node of a note's local graph: a note (`path`) or an entity no note holds; x, y in [0, 1]."""
+
+    name: str
+    path: str | None
+    role: Literal["center", "link", "backlink", "both", "neighbor"]
+    x: float
+    y: float
+
+
+@dataclass(frozen=True)
+class GraphEdge:
+    """An edge of a local graph between two nodes (indices), with the relation the vault names, if any."""
+
+    source: int
+    target: int
+    kind: Literal["link", "neighbor"]
+    relation: str = ""
+
+
+@dataclass(frozen=True)
+class LocalGraph:
+    """A note, its links, backlinks and graph neighbours, laid out for drawing."""
+
+    nodes: tuple[GraphNode, ...]
+    edges: tuple[GraphEdge, ...]

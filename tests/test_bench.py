@@ -62,6 +62,11 @@ def test_bench_json_has_every_measurement(bench_result: dict[str, Any]) -> None:
     assert syntax["keystrokes"] > 6 and len(r["syntax_queries"]) == 6
     assert 0 < syntax["p50"] <= syntax["p95"] <= syntax["max"]
 
+    completion = r["link_completion_ms"]
+    assert completion["keystrokes"] > 6 and 0 < completion["p50"] <= completion["p95"] <= completion["max"]
+    typed_names, names = map(int, completion["whole_name_first"].split("/"))
+    assert names == 6 and typed_names >= 1, "the timed completions found the notes typed"
+
     assert r["cold_open_ms"] > 0
     assert r["peak_rss_mb"]["indexing"] > 50 and r["peak_rss_mb"]["serving"] > 50
     assert r["index_bytes"] > 100_000
@@ -75,6 +80,7 @@ def test_bench_human_output_names_the_numbers(bench_result: dict[str, Any]) -> N
     text = render(bench_result)
     assert "as-you-type" in text and "cold open" in text and "peak RSS" in text
     assert "as-you-type in the query language" in text
+    assert re.search(r"link completion after \[\[ \(\d+ keystrokes", text)
     assert re.search(r"embedding: \d+ tokens/s vs raw model \d+ tokens/s", text)
 
 

@@ -7,10 +7,10 @@ import logging
 import signal
 from collections.abc import Callable, Iterable
 from functools import partial
+from pathlib import PurePath
 from typing import TYPE_CHECKING, ClassVar
 
 from textual import events
-from textual._path import CSSPathType
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.command import Provider
@@ -54,7 +54,7 @@ class CairnApp(App[None]):
     """Browse, search and edit a vault; all engine work happens in the screens' workers."""
 
     TITLE = "Cairn"
-    CSS_PATH: ClassVar[CSSPathType] = [
+    CSS_PATH: ClassVar[list[str | PurePath]] = [
         "styles/app.tcss",
         "styles/main.tcss",
         "styles/note.tcss",

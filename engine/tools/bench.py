@@ -225,6 +225,10 @@ def _child_serve(args: argparse.Namespace) -> dict[str, Any]:
             syntax = json.loads(args.syntax_queries.read_text(encoding="utf-8"))
             result["as_you_type_syntax"] = _as_you_type(engine, syntax) if syntax else None
         result["keyword"] = _keyword(engine, queries)
+        if args.links is not None:
+            links = json.loads(args.links.read_text(encoding="utf-8"))
+            source = engine.notes()[0][0]
+            result["link_completion"] = _link_completion(engine, links, source) if links else None
         # Before any edit: what a process that only searches holds (an edit reads the graph's rest).
         result["peak_rss_before_edits_mb"] = _peak_rss_mb()
         catalog = Catalog(args.index_dir / "catalog.sqlite")
@@ -272,6 +276,50 @@ def _as_you_type(engine: Any, queries: list[str]) -> dict[str, Any]:
         "per_channel": {name: percentiles(values) for name, values in per_channel.items()},
         "slowest": [{"ms": ms, "prefix": prefix} for ms, prefix in slowest[:5]],
     }
+
+
+def _link_completion(engine: Any, links: list[str], source: str) -> dict[str, Any]:
+    """Every prefix of every link as typed after `[[` in `source` (note names, then `#` headings):
+    the time the engine takes to list the suggestions, per keystroke."""
+    times: list[float] = []
+    slowest: list[tuple[float, str]] = []
+    first = 0
+    for link in links:
+        for end in range(1, len(link) + 1):
+            typed = link[:end]
+            started = time.perf_counter()
+            found = engine.complete_link(typed, source=source, limit=12)
+            ms = (time.perf_counter() - started) * 1000
+            times.append(ms)
+            slowest.append((ms, typed))
+        # A sanity check on what was timed: the whole name typed, that note is offered first.
+        if "#" not in link and found and Path(found[0].path).stem.casefold() == link.casefold():
+            first += 1
+    slowest.sort(reverse=True)
+    names = sum(1 for link in links if "#" not in link)
+    return {
+        "keystrokes": len(times),
+        **percentiles(times),
+        "whole_name_first": f"{first}/{names}",
+        "slowest": [{"ms": round(ms, 2), "typed": typed} for ms, typed in slowest[:5]],
+    }
+
+
+def _links_to_type(synth: Any, count: int, seed: int) -> list[str]:
+    """Links a writer types after `[[`: seeded-random note names, every other one on to `#` and
+    the start of one of its headings (the heading completion reads that note)."""
+    rng = random.Random(seed)
+    picks = rng.sample(synth.paths, min(count, len(synth.paths)))
+    links: list[str] = []
+    for number, path in enumerate(picks):
+        name = Path(path).stem
+        links.append(name)
+        if number % 2:
+            text = (synth.root / path).read_text(encoding="utf-8", errors="replace")
+            headings = [line.lstrip("#").strip() for line in text.splitlines() if line.startswith("## ")]
+            if headings:
+                links.append(f"{name}#{rng.choice(headings)[:4]}")
+    return links
 
 
 def _keyword(engine: Any, queries: list[str]) -> dict[str, Any]:
@@ -457,6 +505,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         syntax = syntax_queries(synth, args.queries, seed=args.seed) if synth.projects else []
         syntax_file = workdir / "syntax_queries.json"
         syntax_file.write_text(json.dumps(syntax), encoding="utf-8")
+        links_file = workdir / "links.json"
+        links_file.write_text(json.dumps(_links_to_type(synth, args.queries, args.seed)), encoding="utf-8")
         index_dir = workdir / "index"
         shutil.rmtree(index_dir, ignore_errors=True)
 
@@ -478,7 +528,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         _log(f"indexed in {sum(indexed['phases_s'].values()):.1f}s: {indexed['phases_s']}")
 
         serve_argv = ["--vault", str(vault), "--index-dir", str(index_dir), "--queries", str(queries_file)]
-        serve_argv += ["--syntax-queries", str(syntax_file)]
+        serve_argv += ["--syntax-queries", str(syntax_file), "--links", str(links_file)]
         if args.no_watch:
             serve_argv.append("--no-watch")
         if args.no_embed:
@@ -555,6 +605,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "per_channel": typing_syntax["per_channel"],
             "slowest": typing_syntax["slowest"],
         },
+        "link_completion_ms": served.get("link_completion"),
         "update_to_searchable_ms": update["searchable_ms"]["max"] if update["edits"] and not update["failed"] else None,
         "update": update,
         "watch_to_searchable_ms": served.get("watch", {}).get("median_ms"),
@@ -621,6 +672,12 @@ def render(result: dict[str, Any]) -> str:
             f"as-you-type in the query language ({syntax['keystrokes']} keystrokes: filters, phrases, exclusions, typos): "
             f"p50 {syntax['p50']:.1f} ms, p95 {syntax['p95']:.1f} ms, max {syntax['max']:.1f} ms"
         )
+    completion = result.get("link_completion_ms")
+    if completion:
+        lines.append(
+            f"link completion after [[ ({completion['keystrokes']} keystrokes: note names, then #headings): "
+            f"p50 {completion['p50']:.1f} ms, p95 {completion['p95']:.1f} ms, max {completion['max']:.1f} ms"
+        )
     lines.append(f"keyword queries, full text only: p50 {search['keyword_fulltext']['p50']:.1f} ms, p95 {search['keyword_fulltext']['p95']:.1f} ms")
     if result["rg_ms"]:
         lines.append(f"ripgrep, same queries: p50 {result['rg_ms']['p50']:.1f} ms, p95 {result['rg_ms']['p95']:.1f} ms")
@@ -681,6 +738,7 @@ def _child_main(argv: Sequence[str]) -> int:
         child.add_argument("--raw-sample", type=int, default=0)
         child.add_argument("--queries", type=Path)
         child.add_argument("--syntax-queries", type=Path)
+        child.add_argument("--links", type=Path)
         child.add_argument("--no-watch", action="store_true")
     args = parser.parse_args(argv)
     result = _child_index(args) if args.kind == "index" else _child_serve(args)

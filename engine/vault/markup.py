@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 from urllib.parse import unquote
@@ -43,13 +43,15 @@ from mdit_py_plugins.dollarmath import dollarmath_plugin
 from mdit_py_plugins.footnote import footnote_plugin
 from mdit_py_plugins.front_matter import front_matter_plugin
 
-from engine.records import Link, NoteSection
+from engine.records import Canvas, CanvasCard, FileKind, Link, NoteSection
 from engine.vault.bounded_markdown import bound_parsing, over_budget_lines, plain_block
 from engine.vault.callouts import Callout, read_callout
+from engine.vault.files import IMAGE_SUFFIXES, file_kind, is_icon
 from engine.vault.links import WIKILINK, collector_paused, split_wikilink
 from engine.vault.sections import trailing_block_id, without_comments
 
-IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp", ".svg", ".bmp", ".avif")
+__all__ = ["IMAGE_SUFFIXES", "Embed", "EmbedFn", "LinkRef", "LinkTable", "RenderContext", "obsidian_markdown", "parse_markdown"]
+
 MAX_EMBED_DEPTH = 3
 MAX_EMBEDS = 40
 MAX_EMBEDDED_CHARS = 200_000
@@ -92,6 +94,16 @@ class LinkRef:
     def is_image(self) -> bool:
         """Whether it resolves to an image file."""
         return self.path is not None and self.path.lower().endswith(IMAGE_SUFFIXES)
+
+    @property
+    def file_kind(self) -> FileKind | None:
+        """What the file it resolves to is (a note, an image, a sound, a PDF, a canvas …); None when it dangles."""
+        return None if self.path is None else file_kind(self.path)
+
+    @property
+    def is_icon(self) -> bool:
+        """Whether it is an inline icon (`![[lucide-cog.svg#icon]]`): drawn as a glyph, never named in text."""
+        return self.embed and self.is_image and is_icon(self.heading)
 
 
 @dataclass
@@ -145,7 +157,11 @@ class _Budget:
 
 @dataclass(frozen=True)
 class RenderContext:
-    """What rendering one note needs besides its text: its path, its resolved links, how to fetch embeds."""
+    """What rendering one note needs besides its text: its path, its resolved links, how to fetch embeds.
+
+    `canvas` reads an embedded canvas's cards (`Engine.canvas`); `resolve` resolves a link
+    the table does not hold, from a file that has no link table (a canvas card's text).
+    """
 
     path: str = ""
     links: LinkTable = field(default_factory=LinkTable)
@@ -153,6 +169,8 @@ class RenderContext:
     depth: int = 0
     chain: tuple[tuple[str, str, str], ...] = ()
     budget: _Budget = field(default_factory=_Budget)
+    canvas: Callable[[str], Canvas] | None = None
+    resolve: Callable[[str, str], str | None] | None = None
 
     def inside(self, section: NoteSection, key: tuple[str, str, str]) -> RenderContext:
         """The context of an embedded section, one level down."""
@@ -163,7 +181,20 @@ class RenderContext:
             self.depth + 1,
             (*self.chain, key),
             self.budget,
+            self.canvas,
+            self.resolve,
         )
+
+    def in_canvas(self, path: str, key: tuple[str, str, str]) -> RenderContext:
+        """The context of a canvas's cards: links resolved from the canvas, one level down."""
+        return RenderContext(path, LinkTable(), self.embed, self.depth + 1, (*self.chain, key), self.budget, self.canvas, self.resolve)
+
+    def lookup(self, kind: str, target: str) -> str | None:
+        """Where a link target written in this note points (None: nowhere)."""
+        found = self.links.lookup(kind, target)
+        if found is None and self.resolve is not None and not self.links.resolved:
+            found = self.resolve(self.path, target)
+        return found
 
 
 _PLAIN = RenderContext()
@@ -227,7 +258,7 @@ def _wikilink_rule(state: StateInline, silent: bool) -> bool:
 def _push_wikilink(state: StateInline, inner: str, *, embed: bool) -> None:
     parts = split_wikilink(inner)
     context = _context(state.env)
-    path = context.links.lookup("wikilink", parts.target) if parts.target else (context.path or None)
+    path = context.lookup("wikilink", parts.target) if parts.target else (context.path or None)
     ref = LinkRef(parts.target, parts.heading, parts.block, parts.display, embed, "wikilink", path)
     if embed and ref.is_image:
         size = _SIZE.match(parts.display or "")
@@ -243,6 +274,7 @@ def _push_wikilink(state: StateInline, inner: str, *, embed: bool) -> None:
             "link": ref,
             "width": int(size.group(1)) if size else None,
             "height": int(size.group(2)) if size and size.group(2) else None,
+            "icon": ref.is_icon,
         }
         return
     opening = state.push("link_open", "a", 1)
@@ -491,7 +523,7 @@ def _markdown_link(token: Token, context: RenderContext, attr: str) -> None:
     fragment = unquote(fragment).strip() if sep else ""
     heading = fragment if fragment and not fragment.startswith("^") else None
     block = fragment[1:] or None if fragment.startswith("^") else None
-    path = context.links.lookup("markdown", target) if target else (context.path or None)
+    path = context.lookup("markdown", target) if target else (context.path or None)
     token.meta = {**token.meta, "link": LinkRef(target, heading, block, None, attr == "src", "markdown", path)}
 
 
@@ -567,8 +599,8 @@ def _only_embeds(inline: Token) -> list[LinkRef]:
             ref = child.meta.get("link")
             if not isinstance(ref, LinkRef) or not ref.embed or ref.kind != "wikilink" or ref.is_image:
                 return []
-            if ref.path is not None and not ref.is_note:
-                return []  # a PDF, a sound: stays a link
+            if ref.path is not None and not ref.is_note and ref.file_kind != "canvas":
+                return []  # a PDF, a sound: an inline player or viewer, as each front end has one
             refs.append(ref)
             inside = True
         elif child.type == "link_close":
@@ -585,6 +617,8 @@ def _embed_tokens(md: MarkdownIt, ref: LinkRef, paragraph: Token, context: Rende
     key = (ref.path or "", (ref.heading or "").casefold(), (ref.block or "").casefold())
     section: NoteSection | None = None
     cut: EmbedCut = ""
+    if ref.file_kind == "canvas":
+        return _canvas_tokens(md, ref, paragraph, context, key)
     if ref.path is None or context.embed is None:
         cut = "missing"
     elif key in context.chain or (ref.path == context.path and not ref.heading and not ref.block):
@@ -631,7 +665,85 @@ def _embed_tokens(md: MarkdownIt, ref: LinkRef, paragraph: Token, context: Rende
         for token in body:
             token.map = None  # lines of another file: never anchors of this one
             token.level += level + 1
+        if ref.block:
+            # Obsidian shows an embedded block as its text alone, with no `Note > ^id` above it.
+            return [opening, *body, closing]
     return [opening, title_open, title, title_close, *body, closing]
+
+
+def _quote(level: int, meta: dict[str, Any], paragraph: Token | None = None) -> tuple[Token, Token]:
+    opening = Token("blockquote_open", "blockquote", 1)
+    opening.level, opening.block, opening.markup, opening.meta = level, True, ">", meta
+    opening.map = paragraph.map if paragraph is not None else None
+    closing = Token("blockquote_close", "blockquote", -1)
+    closing.level, closing.block, closing.markup, closing.meta = level, True, ">", meta
+    return opening, closing
+
+
+def _title_tokens(ref: LinkRef, level: int, meta: dict[str, Any]) -> list[Token]:
+    title_open = Token("paragraph_open", "p", 1)
+    title_open.level, title_open.block, title_open.meta = level, True, meta
+    title = Token("inline", "", 0)
+    title.level = level + 1
+    title.content = ref.label
+    link_open = Token("link_open", "a", 1)
+    link_open.attrs = {"href": ""}
+    link_open.meta = {"link": LinkRef(ref.target, ref.heading, ref.block, ref.display, False, ref.kind, ref.path)}
+    label = Token("text", "", 0)
+    label.content = posixpath.basename(ref.label)
+    title.children = [link_open, label, Token("link_close", "a", -1)]
+    title_close = Token("paragraph_close", "p", -1)
+    title_close.level, title_close.block = level, True
+    return [title_open, title, title_close]
+
+
+def canvas_card_markdown(card: CanvasCard) -> str:
+    """A canvas card as the Markdown its card shows: its text, a link to its note or file, its web page, its group's name."""
+    if card.kind == "file":
+        target = card.path[:-3] if card.path and card.path.lower().endswith(".md") else card.path or card.text
+        shown = posixpath.basename(target)
+        return f"![[{target}]]" if file_kind(target) == "image" else f"[[{target}|{shown}]]" if shown != target else f"[[{target}]]"
+    if card.kind == "link":
+        return f"<{card.text}>" if card.text.startswith(("http://", "https://")) else card.text
+    if card.kind == "group":
+        return f"**{card.text}**" if card.text.strip() else ""
+    return card.text
+
+
+def _canvas_tokens(md: MarkdownIt, ref: LinkRef, paragraph: Token, context: RenderContext, key: tuple[str, str, str]) -> list[Token]:
+    """An embedded canvas: a blockquote (`meta["canvas"]`) of its cards, each a blockquote (`meta["canvas_card"]`) of its text."""
+    canvas: Canvas | None = None
+    cut: EmbedCut = ""
+    if ref.path is None or context.canvas is None:
+        cut = "missing"
+    elif key in context.chain or context.depth >= MAX_EMBED_DEPTH:
+        cut = "depth"
+    elif context.budget.embeds <= 0 or context.budget.chars <= 0:
+        cut = "limit"
+    else:
+        context.budget.embeds -= 1
+        canvas = context.canvas(ref.path)
+        if canvas.problem:
+            cut = "missing"
+    embed = Embed(ref, None, cut)
+    level = paragraph.level
+    meta: dict[str, Any] = {"embed": embed, "canvas": canvas}
+    opening, closing = _quote(level, meta, paragraph)
+    out = [opening, *_title_tokens(ref, level + 1, {"embed_title": embed})]
+    if canvas is not None and not canvas.problem and ref.path is not None:
+        child = context.in_canvas(ref.path, key)
+        for card in sorted(canvas.cards, key=lambda c: (c.kind != "group", c.y, c.x)):
+            text = canvas_card_markdown(card)
+            context.budget.chars -= len(text)
+            card_open, card_close = _quote(level + 1, {"canvas_card": card})
+            with collector_paused():
+                body = md.parse(without_comments(text), {"cairn": child}) if text.strip() else []
+            for token in body:
+                token.map = None
+                token.level += level + 2
+            out.extend((card_open, *body, card_close))
+    out.append(closing)
+    return out
 
 
 def cut_reason(embed: Embed) -> str:

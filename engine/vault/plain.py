@@ -8,9 +8,11 @@ arithmetic on the result still matches the file. Each pass is linear in the text
 
 from __future__ import annotations
 
+import html
 import re
 
 from engine.vault.callouts import read_callout
+from engine.vault.files import IMAGE_SUFFIXES, is_icon
 from engine.vault.links import WikiParts, shown_links
 from engine.vault.sections import trailing_block_id
 
@@ -27,6 +29,8 @@ _FOOTNOTE_REF = re.compile(r"\[\^[^\[\]\s]+\]")
 _ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
 _CELL_BAR = re.compile(r"(?<!\\)\|")
 _SIZE = re.compile(r"\d{1,5}(?:x\d{1,5})?$")
+# A named or numeric character reference, with its semicolon (CommonMark decodes only those).
+_ENTITY = re.compile(r"&(?:[A-Za-z][A-Za-z0-9]{1,31}|#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6});")
 
 
 # The fence a line is inside: its opening run (```` closes only on four or more backticks)
@@ -183,6 +187,8 @@ def _shown(parts: WikiParts) -> str:
     a style, not words.
     """
     name = parts.target.rpartition("/")[2]
+    if is_icon(parts.heading) and name.lower().endswith(IMAGE_SUFFIXES):
+        return ""  # an inline icon (`![[lucide-cog.svg#icon]]`) is a glyph, no words
     if "." in name and not name.lower().endswith(".md"):
         return parts.display if parts.display and not _SIZE.match(parts.display) else name
     if parts.display:
@@ -197,6 +203,8 @@ def _marks_off(text: str) -> str:
     if not text:
         return text
     text = shown_links(text, _shown)
+    if "&" in text:
+        text = _entities_off(text)
     if "[^" in text:
         text = _FOOTNOTE_REF.sub("", text)
     if "\\" not in text:
@@ -212,5 +220,24 @@ def _marks_off(text: str) -> str:
     return "".join(pieces)
 
 
+def _entities_off(text: str) -> str:
+    """HTML entities as the characters they name (`Line&nbsp;height`), as Obsidian shows them; others stay."""
+    return _ENTITY.sub(lambda m: html.unescape(m.group()), text)
+
+
 def _emphasis_off(text: str) -> str:
     return _EMPHASIS.sub("", text) if any(mark in text for mark in "*_~=") else text
+
+
+def find_in_text(text: str, query: str) -> list[tuple[int, int, int]]:
+    """Where `query` occurs in a note as a reader sees it (case aside): (1-based line, start, end) on
+    `plain_text(text)`'s lines, in order. Linear in the text; an empty query finds nothing."""
+    needle = query.strip()
+    if not needle:
+        return []
+    pattern = re.compile(re.escape(needle), re.IGNORECASE)
+    return [
+        (number, found.start(), found.end())
+        for number, line in enumerate(plain_text(text).split("\n"), start=1)
+        for found in pattern.finditer(line)
+    ]

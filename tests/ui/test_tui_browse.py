@@ -80,7 +80,7 @@ def test_tree_filters_as_you_type_and_opens(make_app: Callable[..., CairnApp]) -
             tree = app.screen.query_one(VaultTree)
             leaves = [n for n in tree._walk(tree.note_tree.root) if isinstance(n.data, str) and not n.data.endswith("/")]
             assert len(leaves) == 63
-            await pilot.press("ctrl+f")
+            await pilot.press("ctrl+g")
             for key in "kwame":
                 await pilot.press(key)
             leaves = [n for n in tree._walk(tree.note_tree.root) if isinstance(n.data, str) and not n.data.endswith("/")]
@@ -138,7 +138,7 @@ def test_narrow_terminal_hides_the_side_panel(make_app: Callable[..., CairnApp])
             assert isinstance(main, MainScreen) and main.has_class("-narrow")
             panel = main.query_one(SidePanel)
             assert not panel.display or panel.region.width == 0
-            await pilot.press("f3")
+            await pilot.press("ctrl+o")
             await pilot.pause()
             assert panel.region.width > 0
 

@@ -83,7 +83,7 @@ def test_new_note_rename_with_link_update_and_delete(fresh_engine: Engine) -> No
 
             main.open_note("Glossary/Tombstone.md")
             await settle(pilot)
-            await pilot.press("f2")
+            await pilot.press("r")
             await pilot.pause()
             assert isinstance(app.screen, PromptDialog)
             app.screen.query_one(Input).value = "Deletion marker"
@@ -100,7 +100,7 @@ def test_new_note_rename_with_link_update_and_delete(fresh_engine: Engine) -> No
             assert main.query_one(NoteView).path == "Glossary/Deletion marker.md"
             assert "Glossary/Vector clock.md" in [b.path for b in fresh_engine.backlinks("Glossary/Deletion marker.md")]
 
-            await pilot.press("f8")
+            await pilot.press("delete")
             await pilot.pause()
             await pilot.click("#choice-delete")
             await settle(pilot)
@@ -158,7 +158,7 @@ def test_a_name_that_looks_like_markup_is_shown_as_written(tmp_path: Path) -> No
             assert isinstance(main, MainScreen)
             main.open_note("Inbox/Tasks [due=2024-01-01].md")
             await settle(pilot)
-            await pilot.press("f8")
+            await pilot.press("delete")
             await pilot.pause()
             dialog = app.screen
             assert isinstance(dialog, ChoiceDialog)

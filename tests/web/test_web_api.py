@@ -189,7 +189,7 @@ def test_note_page_renders_markdown_links_images_and_line_anchors(client: TestCl
     assert "Entity neighbors" in html and "Related" in html
     assert 'href="/graph/Projects/Atlas/Atlas.md"' in html
     graph = client.get("/graph/Projects/Atlas/Atlas.md")
-    assert graph.status_code == 200 and "Graph neighborhood" in graph.text
+    assert graph.status_code == 200 and "Local graph of" in graph.text and "<svg class=\"local-graph\"" in graph.text
     edit = client.get("/edit/Projects/Atlas/Atlas.md")
     assert edit.status_code == 200 and 'id="conflict"' in edit.text
 

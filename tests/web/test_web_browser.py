@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from code_editor import editor_focused, editor_text, retype, type_at_end
 from web_support import Recorded, Served, make_vault, other_local_server, serve
 
 from engine.api import Engine
@@ -205,8 +206,10 @@ def test_edit_and_save(page: Any, live: Served) -> None:
     page.locator("#edit").click()
     page.wait_for_url("**/edit/Glossary/Tile%20Pack.md")
     _ready(page)
-    new_text = file.read_text(encoding="utf-8") + "\nTile packs now ship with a zebrafinch manifest.\n"
-    page.locator("#text").fill(new_text)
+    added = "\nTile packs now ship with a zebrafinch manifest.\n"
+    new_text = file.read_text(encoding="utf-8") + added
+    type_at_end(page, added)
+    assert editor_text(page) == new_text
     page.locator("#save").click()
     page.locator('#save-state[data-state="ok"]').wait_for()
     assert page.url == f"{live.base}/edit/Glossary/Tile%20Pack.md", "saving stays in the editor"
@@ -222,7 +225,7 @@ def test_conflict_dialog_when_the_file_changed_on_disk(page: Any, live: Served) 
     path = "Glossary/Tombstone.md"
     file = live.vault / path
     _open(page, f"{live.base}/edit/Glossary/Tombstone.md")
-    page.locator("#text").fill("my edit from the browser\n")
+    retype(page, "my edit from the browser\n")
     elsewhere = file.read_text(encoding="utf-8") + "\nChanged in another editor.\n"
     file.write_text(elsewhere, encoding="utf-8")
     page.locator("#save").click()
@@ -242,13 +245,14 @@ def test_conflict_overwrite_and_reload(page: Any, live: Served) -> None:
     path = "Glossary/Field Kit.md"
     file = live.vault / path
     _open(page, f"{live.base}/edit/Glossary/Field%20Kit.md")
-    page.locator("#text").fill("first attempt\n")
+    retype(page, "first attempt\n")
     file.write_text("changed on disk\n", encoding="utf-8")
     page.locator("#save").click()
     page.locator("dialog#conflict").wait_for(state="visible")
     page.locator("#conflict-reload").click()
-    assert page.locator("#text").input_value() == "changed on disk\n"
-    page.locator("#text").fill("second attempt\n")
+    assert editor_text(page) == "changed on disk\n"
+    assert page.locator("#save-state").inner_text() == "Reloaded the version on disk"
+    retype(page, "second attempt\n")
     file.write_text("changed on disk again\n", encoding="utf-8")
     page.locator("#save").click()
     page.locator("dialog#conflict").wait_for(state="visible")
@@ -397,8 +401,9 @@ def test_file_links_download_or_open_through_the_token(page: Any, live: Served) 
 
 def test_the_edit_page_renders_inside_the_shell(page: Any, live: Served, tmp_path: Path) -> None:
     _open(page, f"{live.base}/edit/Glossary/CRDT.md")
-    assert page.locator("#text").input_value() == (live.vault / "Glossary/CRDT.md").read_text(encoding="utf-8")
-    assert page.evaluate("() => document.activeElement.id") == "text"
+    assert editor_text(page) == (live.vault / "Glossary/CRDT.md").read_text(encoding="utf-8")
+    assert editor_focused(page)
+    assert page.locator("#text").is_hidden(), "the textarea stays behind the editor, in step with it"
     assert page.title() == "Edit CRDT · Cairn"
     page.screenshot(path=str(tmp_path / "edit.png"), full_page=True)
     shutil.copyfile(tmp_path / "edit.png", "/tmp/cairn-web-edit.png")

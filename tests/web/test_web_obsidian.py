@@ -57,11 +57,13 @@ def test_embeds_show_sections_images_and_files(client: TestClient) -> None:
     assert html.count('class="embed"') >= 6
     assert '<a class="wikilink" href="/note/Linking.md#h-link-to-a-heading">Linking &gt; Link to a heading</a>' in html
     title = '<div class="embed-title"><span class="embed-mark" aria-hidden="true">↳</span> '
-    block = html.split(f'{title}<a class="wikilink" href="/note/Linking.md#%5Eb15695">Linking &gt; ^b15695</a>', 1)[1]
-    assert block.startswith('</div>\n<div class="embed-content">\n<p>Learn how to link notes, headings and blocks.</p>')
+    # An embedded block is its text alone, as Obsidian shows it: no `Linking > ^b15695` title, a small mark opens it.
+    assert f'{title}<a class="wikilink" href="/note/Linking.md#%5Eb15695">' not in html
+    block = html.split('<a class="embed-open" href="/note/Linking.md#%5Eb15695"', 1)[1]
+    assert '<div class="embed-content">\n<p>Learn how to link notes, headings and blocks.</p>' in block.split("</div></div>", 1)[0]
     assert '<img class="embed" src="/file/Attachments/Diagram.png" alt="Diagram.png" width="100">' in html
     assert '<img class="embed" src="/file/Attachments/Diagram.png" alt="Diagram.png" width="100" height="60">' in html
-    assert '<a class="wikilink" href="/file/Attachments/Handbook.pdf">Handbook.pdf</a>' in html
+    assert 'data-kind="pdf" data-file-src="/file/Attachments/Handbook.pdf"' in html
     # A Markdown image's size is its size, not its caption; an outside image is a link named by its file.
     assert '<img src="/file/Attachments/Diagram.png" alt="Diagram" width="80">' in html
     assert 'href="https://example.com/images/Engelbart.jpg" rel="noopener noreferrer">🖼 Engelbart.jpg · 250 px</a>' in html

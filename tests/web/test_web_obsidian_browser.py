@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from code_editor import editor_focused, editor_text, retype, type_at_end
 from vault_copy import copy_vault
 from web_support import Served, serve
 
@@ -81,13 +82,14 @@ def page(browser: Any, live: Served) -> Iterator[Any]:
 def test_saving_with_ctrl_s_stays_in_the_editor_and_says_saved(page: Any, live: Served) -> None:
     file = live.vault / "Cycle B.md"
     _open(page, f"{live.base}/edit/Cycle%20B.md")
-    text = file.read_text(encoding="utf-8") + "\nSaved from the browser with the keyboard.\n"
-    page.locator("#text").fill(text)
-    page.locator("#text").press("Control+s")
+    added = "\nSaved from the browser with the keyboard.\n"
+    text = file.read_text(encoding="utf-8") + added
+    type_at_end(page, added)
+    page.keyboard.press("Control+s")
     page.locator('#save-state[data-state="ok"]').wait_for()
     assert page.locator("#save-state").inner_text() == "Saved"
     assert page.url == f"{live.base}/edit/Cycle%20B.md"
-    assert page.evaluate("() => document.activeElement.id") == "text"
+    assert editor_focused(page)
     assert file.read_text(encoding="utf-8") == text
     page.locator("#close").click()
     page.wait_for_url(f"{live.base}/note/Cycle%20B.md")
@@ -96,7 +98,7 @@ def test_saving_with_ctrl_s_stays_in_the_editor_and_says_saved(page: Any, live: 
 def test_the_conflict_dialog_focuses_keep_editing(page: Any, live: Served) -> None:
     file = live.vault / "Cycle A.md"
     _open(page, f"{live.base}/edit/Cycle%20A.md")
-    page.locator("#text").fill("my edit from the browser\n")
+    retype(page, "my edit from the browser\n")
     elsewhere = file.read_text(encoding="utf-8") + "\nChanged in another editor.\n"
     file.write_text(elsewhere, encoding="utf-8")
     page.locator("#save").click()
@@ -104,7 +106,7 @@ def test_the_conflict_dialog_focuses_keep_editing(page: Any, live: Served) -> No
     assert page.evaluate("() => document.activeElement.id") == "conflict-cancel"
     page.keyboard.press("Enter")
     page.locator("dialog#conflict").wait_for(state="hidden")
-    assert page.locator("#text").input_value() == "my edit from the browser\n"
+    assert editor_text(page) == "my edit from the browser\n"
     assert file.read_text(encoding="utf-8") == elsewhere
 
 

@@ -13,23 +13,19 @@ from textual.binding import Binding, BindingType
 from textual.content import Content
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer, Label, TextArea
-from textual.worker import Worker, WorkerState
+from textual.widgets import Footer, Label, OptionList, TextArea
+from textual.widgets.option_list import Option
+from textual.worker import Worker, WorkerState, get_current_worker
 
 from engine.errors import EncodingMismatch, NoteNotEditable, NoteNotSaved, SaveConflict
+from engine.records import LinkCompletion
 from ui.dialogs.choice import ChoiceDialog
 from ui.editor_text import NotEditableHere, from_editor, to_editor
 from ui.errors import ReportsWorkerErrors, show_error
+from ui.widgets.note_editor import NoteEditor, markdown_highlighting_available
 
 if TYPE_CHECKING:
     from engine.api import Engine
-
-
-def markdown_highlighting_available() -> bool:
-    """Whether tree-sitter and its Markdown grammar are installed (textual[syntax])."""
-    from textual._tree_sitter import TREE_SITTER, get_language
-
-    return bool(TREE_SITTER) and get_language("markdown") is not None
 
 
 log = logging.getLogger("cairn.ui")
@@ -96,13 +92,18 @@ class EditorScreen(ReportsWorkerErrors, Screen[str | None]):
 
     def compose(self) -> ComposeResult:
         yield Label("", id="editor-title")
-        if markdown_highlighting_available():
-            editor = TextArea.code_editor("", language="markdown", soft_wrap=self.soft_wrap, id="editor")
-        else:
-            # Without tree-sitter, TextArea cannot highlight Markdown: a plain editor it is.
-            editor = TextArea("", soft_wrap=self.soft_wrap, show_line_numbers=True, tab_behavior="indent", id="editor")
+        # Without tree-sitter, TextArea cannot highlight Markdown: a plain editor it is.
+        language = "markdown" if markdown_highlighting_available() else None
+        editor = NoteEditor(
+            "", language=language, soft_wrap=self.soft_wrap, show_line_numbers=True, tab_behavior="indent", id="editor"
+        )
         editor.disabled = True
         yield editor
+        suggestions = OptionList(id="link-suggestions")
+        suggestions.display = False
+        suggestions.can_focus = False
+        editor.suggestions = suggestions
+        yield suggestions
         yield Footer()
 
     @property
@@ -156,9 +157,56 @@ class EditorScreen(ReportsWorkerErrors, Screen[str | None]):
             editor.move_cursor((self.line - 1, 0), center=True)
         self._update_title()
 
+    @dataclass
+    class Suggested(Message, bubble=False):
+        """The engine's ways to finish the link being typed."""
+
+        typed: str
+        completions: list[LinkCompletion]
+
     @on(TextArea.Changed, "#editor")
     def _changed(self) -> None:
         self._update_title()
+
+    @on(NoteEditor.LinkTyped)
+    def _link_typed(self, message: NoteEditor.LinkTyped) -> None:
+        editor = self.query_one("#editor", NoteEditor)
+        if message.typed is None:
+            editor.hide_suggestions()
+            return
+        self._complete(message.typed)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="complete")
+    def _complete(self, typed: str) -> None:
+        completions = self.engine.complete_link(typed, source=self.path, limit=12)
+        if not get_current_worker().is_cancelled:
+            self.post_message(self.Suggested(typed, completions))
+
+    @on(Suggested)
+    def _suggested(self, message: Suggested) -> None:
+        editor = self.query_one("#editor", NoteEditor)
+        if editor.typed_link() != message.typed:
+            return  # typed on since: a newer answer follows
+        suggestions = self.query_one("#link-suggestions", OptionList)
+        editor.completions = message.completions
+        suggestions.clear_options()
+        if not message.completions:
+            suggestions.display = False
+            return
+        suggestions.add_options(
+            Option(Content.assemble(c.label, ("  " + c.detail, "$text-muted")), id=str(index))
+            for index, c in enumerate(message.completions)
+        )
+        suggestions.highlighted = 0
+        suggestions.display = True
+        # The list takes the editor's bottom rows: the line being typed scrolls up out from under it.
+        editor.call_after_refresh(editor.scroll_cursor_visible)
+
+    @on(OptionList.OptionSelected, "#link-suggestions")
+    def _suggestion_clicked(self, event: OptionList.OptionSelected) -> None:
+        editor = self.query_one("#editor", NoteEditor)
+        editor.accept(event.option_index)
+        editor.focus()
 
     def _update_title(self) -> None:
         mark = " (saving…)" if self.saving else " ●" if self.dirty else ""
@@ -293,7 +341,11 @@ class EditorScreen(ReportsWorkerErrors, Screen[str | None]):
             self._update_title()
 
     def action_close(self) -> None:
-        """Leave the editor, asking first if there are unsaved changes."""
+        """Hide the link suggestions if they show; else leave the editor, asking first if there are unsaved changes."""
+        editor = self.query_one("#editor", NoteEditor)
+        if editor.suggesting:
+            editor.hide_suggestions()
+            return
         self.close_then(None)
 
     def close_then(self, then: Callable[[], None] | None) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
@@ -15,12 +16,14 @@ from textual.screen import Screen
 from textual.widgets import Footer
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from engine.present import LinkTable, RenderContext, parse_markdown
-from engine.records import IndexStatus, Progress, ReindexReport, WatchBatch
+from engine.present import LinkTable, RenderContext, file_kind, parse_markdown
+from engine.records import IndexStatus, Progress, ReindexReport, VaultEntry, WatchBatch
 from engine.records import NoteView as NoteRecord
 from ui.dialogs.choice import ChoiceDialog
+from ui.dialogs.pick import PickDialog
 from ui.dialogs.prompt import PromptDialog
 from ui.errors import ReportsWorkerErrors
+from ui.outside import open_with_system
 from ui.screens.editor import EditorScreen
 from ui.screens.search import SearchOutcome, SearchScreen
 from ui.widgets.index_status import IndexStatusBar
@@ -41,19 +44,26 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
     """Browses the vault; owns the history of opened notes and the indexing worker."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
+        # Function keys belong to the search panel's modes (F2 explain, F3 why, F5-F8 channels):
+        # here no key that means something there renames, deletes or toggles.
         Binding("slash", "search", "Search"),
         Binding("e", "edit", "Edit"),
+        Binding("ctrl+f", "find", "Find"),
+        Binding("o", "outline", "Outline"),
+        Binding("t", "tags", "Tags"),
         Binding("ctrl+n", "new_note", "New"),
-        Binding("f2", "rename", "Rename"),
-        Binding("f8", "delete", "Delete"),
+        Binding("r", "rename", "Rename", show=False),
+        Binding("delete", "delete", "Delete", show=False),
         Binding("alt+left", "back", "Back", show=False),
         Binding("alt+right", "forward", "Forward", show=False),
         Binding("l", "focus_section('links')", "Links", show=False),
         Binding("b", "focus_section('backlinks')", "Backlinks", show=False),
+        Binding("x", "open_file", "Open a file outside", show=False),
+        Binding("O", "open_in_obsidian", "Open in Obsidian", show=False),
         Binding("ctrl+r", "reindex", "Reindex", show=False),
         Binding("ctrl+b", "toggle_tree", "Toggle vault tree", show=False),
-        Binding("f3", "toggle_side", "Toggle side panel", show=False),
-        Binding("ctrl+f", "filter_tree", "Filter the vault tree", show=False),
+        Binding("ctrl+o", "toggle_side", "Toggle side panel", show=False),
+        Binding("ctrl+g", "filter_tree", "Filter the vault tree", show=False),
     ]
 
     @dataclass
@@ -63,6 +73,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         notes: list[tuple[str, str]]
         status: IndexStatus
         writer: str | None = None
+        files: list[VaultEntry] | None = None
 
     @dataclass
     class VaultChanged(Message, bubble=False):
@@ -161,7 +172,10 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="notes")
     def _list_notes(self) -> None:
         # Every note file, indexed or not yet: a first index takes minutes, the scan moments.
-        self.post_message(self.NotesListed(self.engine.note_files(), self.engine.status(), self.engine.writer))
+        entries = self.engine.vault_files()
+        self.post_message(
+            self.NotesListed([(e.path, e.title) for e in entries if e.kind == "note"], self.engine.status(), self.engine.writer, entries)
+        )
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="index")
     def _reindex(self) -> None:
@@ -178,7 +192,13 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         if heading or block:
             section = self.engine.section(path, heading=heading, block=block)
             line = section.line if section is not None else line
-        reading = RenderContext(path, LinkTable.from_links(note.links), self.engine.embed_section)
+        reading = RenderContext(
+            path,
+            LinkTable.from_links(note.links),
+            self.engine.embed_section,
+            canvas=self.engine.canvas,
+            resolve=self.engine.resolve_link,
+        )
         tokens = parse_markdown(NOTE_PARSER, note.text, reading)
         if worker.is_cancelled:
             return
@@ -209,7 +229,8 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
     @on(NotesListed)
     def _notes_listed(self, message: NotesListed) -> None:
         self.listed_notes = message.notes
-        self.query_one(VaultTree).set_notes(message.notes)
+        files = message.files or []
+        self.query_one(VaultTree).set_notes(message.notes + [(e.path, e.title) for e in files if e.kind != "note"])
         if not self.indexing:
             self.query_one(IndexStatusBar).show_status(message.status, message.writer)
 
@@ -273,13 +294,39 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
 
     @on(ContextLoaded)
     def _context_loaded(self, message: ContextLoaded) -> None:
-        if message.context.path == self.current_path:
+        view = self.query_one(NoteView)
+        if message.context.path in (view.path, view.shown_file):
             self.query_one(SidePanel).show(message.context)
 
     @on(VaultTree.NoteChosen)
     def _tree_chosen(self, message: VaultTree.NoteChosen) -> None:
+        if not message.path.lower().endswith(".md"):
+            self._show_file(message.path)
+            return
         self.open_note(message.path)
         self.query_one(NoteView).focus()
+
+    def _show_file(self, path: str) -> None:
+        """An attachment chosen in the tree: an image or canvas as the note view draws it, else opened outside."""
+        kind = file_kind(path)
+        if kind not in ("image", "canvas"):
+            self.open_outside(path)
+            return
+        reading = RenderContext(
+            path, LinkTable(), self.engine.embed_section, canvas=self.engine.canvas, resolve=self.engine.resolve_link
+        )
+        tokens = parse_markdown(NOTE_PARSER, f"![[{path}]]", reading)
+        self.query_one(SidePanel).show(None)  # the last note's links are not the file's
+        self.query_one(VaultTree).mark_current(path)
+        self.run_worker(self.query_one(NoteView).show_tokens(tokens, f"{path}  ·  x opens it outside", path))
+        self._load_file_context(path)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="note")
+    def _load_file_context(self, path: str) -> None:
+        """The notes that embed or link an attachment: its backlinks, as Obsidian lists them."""
+        backlinks = tuple(self.engine.backlinks(path))
+        if not get_current_worker().is_cancelled:
+            self.post_message(self.ContextLoaded(NoteContext(path, (), backlinks, None, (), ())))
 
     @on(NoteView.LinkFollowed)
     def _follow_link(self, message: NoteView.LinkFollowed) -> None:
@@ -296,7 +343,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
 
     @on(NoteView.FileChosen)
     def _file_chosen(self, message: NoteView.FileChosen) -> None:
-        self.notify(f"{message.path} is not a note; `cairn web` shows images and opens files.", title="File")
+        self.open_outside(message.path)
 
     @on(NoteView.MissingLink)
     def _missing(self, message: NoteView.MissingLink) -> None:
@@ -400,6 +447,79 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         if self.has_class("-narrow") and not self.has_class("-side-shown"):
             self.add_class("-side-shown")
         self.query_one(SidePanel).focus_section(section)
+
+    def action_find(self) -> None:
+        """Find in the open note."""
+        if self.current_path is None:
+            self.notify("Open a note first.", severity="warning")
+            return
+        self.query_one(NoteView).open_find()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="pick")
+    def action_outline(self) -> None:
+        """Pick a heading of the open note and jump to it."""
+        path = self.current_path
+        if path is None:
+            return
+        headings = self.engine.outline(path)
+        entries = [(str(h.line), "  " * (h.level - 1) + h.text) for h in headings]
+        self.app.call_from_thread(self._pick, "Outline", entries, "This note has no headings.", self._outline_picked)
+
+    def _outline_picked(self, line: str | None) -> None:
+        if line:
+            self.query_one(NoteView).highlight_line(int(line))
+            self.query_one(NoteView).focus()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="pick")
+    def action_tags(self) -> None:
+        """Pick one of the vault's tags (with how many notes carry it) and search `tag:` for it."""
+        entries = [(t.tag, f"#{t.tag}  ({t.notes})") for t in self.engine.tags()]
+        self.app.call_from_thread(self._pick, "Tags", entries, "This vault has no tags.", self._tag_picked)
+
+    def _tag_picked(self, tag: str | None) -> None:
+        if tag:
+            self.last_query = f"tag:{tag}"
+            self.action_search()
+
+    def _pick(self, title: str, entries: list[tuple[str, str]], empty: str, then: Callable[[str | None], None]) -> None:
+        self.app.push_screen(PickDialog(title, entries, empty=empty), then)
+
+    def action_open_file(self) -> None:
+        """Open the file shown, or a file the note embeds or links (a PDF, a sound, an image), with the system's handler."""
+        view = self.query_one(NoteView)
+        if view.shown_file is not None:
+            self.open_outside(view.shown_file)
+            return
+        if self.current_path is None:
+            return
+        note = view.note
+        files = sorted({resolved for _link, resolved in (note.links if note else ()) if resolved and not resolved.lower().endswith(".md")})
+        if not files:
+            self.notify("This note embeds or links no file.", severity="warning")
+        elif len(files) == 1:
+            self.open_outside(files[0])
+        else:
+            self._pick("Open outside", [(f, f) for f in files], "", lambda f: self.open_outside(f) if f else None)
+
+    def open_outside(self, path: str) -> None:
+        """Open a vault file with the system's handler (xdg-open, open, start)."""
+        target = self.engine.resolve_path(path)
+        if open_with_system(target):
+            self.notify(f"Opened {path}", timeout=3)
+        else:
+            self.notify(f"No program here opens files ({path}); `cairn web` shows it.", severity="warning")
+
+    def action_open_in_obsidian(self) -> None:
+        """Open the note in Obsidian itself (obsidian://open), when the vault is an Obsidian vault."""
+        path = self.current_path
+        if path is None:
+            return
+        uri = self.engine.obsidian_uri(path)
+        if uri is None:
+            self.notify("This vault has no .obsidian folder: Obsidian has not opened it.", severity="warning")
+            return
+        self.app.open_url(uri)
+        self.notify(uri, title="Open in Obsidian", timeout=4)
 
     def action_filter_tree(self) -> None:
         """Focus the vault tree's filter box."""

@@ -18,11 +18,12 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 PUBLIC_PREFIXES = ("/static/",)
 PAGE_PREFIXES = ("/note/", "/edit/", "/graph/")
-PAGE_PATHS = ("/", "/notes", "/why")
+PAGE_PATHS = ("/", "/notes", "/why", "/tags")
 LOCAL_HOSTNAMES = ("127.0.0.1", "localhost")
 
 CONTENT_SECURITY_POLICY = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; "
+    "font-src 'self'; media-src blob:; frame-src blob:; "
     "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 )
 SECURITY_HEADERS = (

@@ -30,17 +30,22 @@ from engine.present import (
     typed_as_text,
     why_lines,
 )
-from ui.web.render import note_url
+from ui.web.render import file_url, note_url
 
 if TYPE_CHECKING:
     from engine.records import (
         Backlink,
         ChannelEvidence,
+        GraphNode,
+        Heading,
         Hit,
         LinkedNote,
+        LocalGraph,
         Neighbor,
         QueryChip,
         SearchResults,
+        TagCount,
+        VaultEntry,
         WhyReport,
     )
 
@@ -50,9 +55,11 @@ e = html.escape
 _NONE = '<li class="empty">None</li>'
 
 
-def page(title: str, content: str, *, vault: Path, script: str | None = None, body_class: str = "") -> str:
-    """A whole HTML page around `content` (already-escaped HTML), with common.js and `script`."""
-    scripts = ["common.js", *([script] if script else [])]
+def page(
+    title: str, content: str, *, vault: Path, script: str | Sequence[str] | None = None, body_class: str = ""
+) -> str:
+    """A whole HTML page around `content` (already-escaped HTML), with common.js and `script` (one or several)."""
+    scripts = ["common.js", *([script] if isinstance(script, str) else script or ())]
     return _BASE.substitute(
         title=e(title),
         content=content,
@@ -111,17 +118,20 @@ def note_list(notes: Sequence[tuple[str, str]]) -> str:
     return f'<ul class="note-list">{items or _NONE}</ul>'
 
 
-def notes_page(notes: Sequence[tuple[str, str]], recent: Sequence[tuple[str, str]]) -> str:
-    """Every note as a tree of folders (filtered as you type), the notes changed last, and a new-note form."""
+def notes_page(entries: Sequence[VaultEntry], recent: Sequence[tuple[str, str]]) -> str:
+    """Every note and attachment as a tree of folders (filtered as you type), the notes changed last, and a new-note form."""
+    notes = [(entry.path, entry.title) for entry in entries if entry.kind == "note"]
+    kinds: dict[str, str] = {entry.path: entry.kind for entry in entries}
     folders = sorted({path.rpartition("/")[0] for path, _title in notes if "/" in path})
     options = "".join(f'<option value="{e(folder)}"></option>' for folder in folders)
     return f"""
 <div class="browse">
 <section class="tree-section">
-  <h1>Notes <span class="count">{len(notes)}</span></h1>
+  <h1>Notes <span class="count">{len(notes)}</span>
+    <span class="count-files">{len(entries) - len(notes)} other files</span></h1>
   <input id="tree-filter" type="search" placeholder="Filter notes…" autocomplete="off" spellcheck="false"
          aria-label="Filter notes">
-  <div id="note-tree">{_tree(notes)}</div>
+  <div id="note-tree">{_tree([(entry.path, entry.title) for entry in entries], kinds)}</div>
 </section>
 <aside class="browse-side">
   <section id="new-note">
@@ -139,9 +149,13 @@ def notes_page(notes: Sequence[tuple[str, str]], recent: Sequence[tuple[str, str
 </div>"""
 
 
-def _tree(notes: Sequence[tuple[str, str]]) -> str:
-    """Nested lists of folders (each a <details>) and notes, in path order, root notes last as in the TUI."""
-    shared = colliding_titles(notes)
+_KIND_MARKS = {"image": "🖼", "audio": "♪", "video": "▶", "pdf": "📄", "canvas": "▦", "other": "📎"}
+
+
+def _tree(notes: Sequence[tuple[str, str]], kinds: dict[str, str] | None = None) -> str:
+    """Nested lists of folders (each a <details>) and files, in path order, root notes last as in the TUI."""
+    kinds = kinds or {}
+    shared = colliding_titles([(path, title) for path, title in notes if kinds.get(path, "note") == "note"])
     root: dict[str, object] = {}
     for path, title in notes:
         node = root
@@ -151,19 +165,28 @@ def _tree(notes: Sequence[tuple[str, str]]) -> str:
             assert isinstance(child, dict)
             node = child
         node[path] = title
-    return _branch(root, shared)
+    return _branch(root, shared, kinds)
 
 
-def _branch(node: dict[str, object], shared: set[str]) -> str:
+def _branch(node: dict[str, object], shared: set[str], kinds: dict[str, str]) -> str:
     parts: list[str] = []
     for key in sorted((k for k in node if k.endswith("/")), key=str.casefold):
         child = node[key]
         assert isinstance(child, dict)
         parts.append(
-            f'<li class="folder"><details><summary>{e(key)}</summary>{_branch(child, shared)}</details></li>'
+            f'<li class="folder"><details><summary>{e(key)}</summary>{_branch(child, shared, kinds)}</details></li>'
         )
     for key in sorted((k for k in node if not k.endswith("/")), key=str.casefold):
         title = str(node[key])
+        kind = kinds.get(key, "note")
+        if kind != "note":
+            name = key.rpartition("/")[2]
+            parts.append(
+                f'<li class="file" data-kind="{e(kind)}" data-search="{e(key.casefold())}">'
+                f'<span class="file-mark" aria-hidden="true">{_KIND_MARKS.get(kind, "📎")}</span>'
+                f'<a href="{e(file_url(key))}" title="{e(key)}">{e(name)}</a></li>'
+            )
+            continue
         name = key.rpartition("/")[2].removesuffix(".md")
         extra = f' <span class="path">{e(key)}</span>' if title.casefold() in shared else ""
         parts.append(
@@ -369,8 +392,11 @@ def note_page(
     neighbors: Sequence[Neighbor],
     links: Sequence[LinkedNote] = (),
     same_title: Sequence[str] = (),
+    outline: Sequence[Heading] = (),
+    obsidian: str | None = None,
+    tags: Sequence[str] = (),
 ) -> str:
-    """A rendered note with its links and backlinks (by title), related notes and entity neighbors."""
+    """A rendered note with its outline, links and backlinks (by title), tags, related notes and entity neighbors."""
     quoted = quote(path, safe="/")
     listed: list[Backlink | LinkedNote] = [*links, *backlinks]
     shared = colliding_titles([(entry.path, entry.title) for entry in listed])
@@ -410,14 +436,25 @@ def note_page(
     <h1 class="note-title">{e(title)}</h1>
     <p class="note-path"><span class="path">{e(path)}</span>
       <a class="button" id="edit" href="/edit/{e(quoted)}">Edit</a>
-      <a class="button" href="/graph/{e(quoted)}">Graph neighborhood</a></p>
+      <a class="button" id="graph" href="/graph/{e(quoted)}">Local graph</a>
+      {f'<a class="button" id="open-obsidian" href="{e(obsidian)}">Open in Obsidian</a>' if obsidian else ""}
+      <button id="find-open" type="button" title="Find in note (Ctrl+F)">Find</button></p>
     {namesake}
+    <div id="find-bar" class="find-bar" hidden role="search">
+      <input id="find-input" type="search" placeholder="Find in note…" aria-label="Find in note" autocomplete="off" spellcheck="false">
+      <span id="find-count" class="find-count" aria-live="polite"></span>
+      <button id="find-prev" type="button" title="Previous (Shift+Enter)" aria-label="Previous match">↑</button>
+      <button id="find-next" type="button" title="Next (Enter)" aria-label="Next match">↓</button>
+      <button id="find-close" type="button" title="Close (Escape)" aria-label="Close find">×</button>
+    </div>
   </div>
   <div class="markdown" id="markdown">
 {rendered}
   </div>
 </article>
 <aside class="sidebar">
+  <section class="outline"><h2>Outline</h2>{_outline(outline)}</section>
+  {_note_tags(tags)}
   <section><h2>Links <span class="count">{len(links)}</span></h2>
     <ul class="links">{link_items or '<li class="empty">None</li>'}</ul></section>
   <section><h2>Backlinks <span class="count">{len(backlinks)}</span></h2>
@@ -426,6 +463,39 @@ def note_page(
   <section><h2>Entity neighbors</h2>{_neighbor_list(neighbors)}</section>
 </aside>
 </div>"""
+
+
+def _outline(headings: Sequence[Heading]) -> str:
+    """The note's headings, indented by level; each jumps to its line."""
+    if not headings:
+        return '<ul class="outline-list"><li class="empty">No headings</li></ul>'
+    top = min(h.level for h in headings)
+    items = "".join(
+        f'<li class="level-{h.level - top + 1}"><a href="#L{h.line}">{e(h.text)}</a></li>' for h in headings
+    )
+    return f'<ul class="outline-list">{items}</ul>'
+
+
+def _note_tags(tags: Sequence[str]) -> str:
+    if not tags:
+        return ""
+    items = " ".join(f'<a class="tag" href="/?q={e(quote("tag:" + t))}">#{e(t)}</a>' for t in tags)
+    return f'<section class="note-tags"><h2>Tags</h2><p>{items}</p></section>'
+
+
+def tags_page(tags: Sequence[TagCount]) -> str:
+    """Every tag with how many notes carry it (nested tags under their parents); each runs a `tag:` search."""
+    items = "".join(
+        f'<li class="tag-row depth-{t.tag.count("/")}" data-search="{e(t.tag.casefold())}">'
+        f'<a class="tag" href="/?q={e(quote("tag:" + t.tag))}">#{e(t.tag)}</a> <span class="count">{t.notes}</span></li>'
+        for t in tags
+    )
+    return f"""
+<section class="tags-pane">
+  <h1>Tags <span class="count">{len(tags)}</span></h1>
+  <input id="tree-filter" type="search" placeholder="Filter tags…" autocomplete="off" spellcheck="false" aria-label="Filter tags">
+  <ul class="tag-list" id="note-tree">{items or '<li class="empty">No tags in this vault.</li>'}</ul>
+</section>"""
 
 
 def _neighbor_link(neighbor: Neighbor) -> str:
@@ -449,17 +519,71 @@ def _neighbor_list(neighbors: Sequence[Neighbor]) -> str:
     return f'<ul class="neighbors">{items}</ul>'
 
 
-def graph_page(*, path: str, title: str, neighbors: Sequence[tuple[Neighbor, Sequence[Neighbor]]]) -> str:
-    """A note's entity neighbors, each with its own neighbors (two hops)."""
-    items = "".join(
-        f'<li>{_neighbor_link(n)} <span class="kind">{e(n.kind)}</span>'
-        f' <span class="weight">{n.weight:.2g}</span>{_neighbor_list(second) if second else ""}</li>'
-        for n, second in neighbors
+_GRAPH_SIZE = 640
+
+
+def _graph_svg(graph: LocalGraph) -> str:
+    """The local graph as an SVG: notes are links, edges carry the relations the vault names."""
+    size = _GRAPH_SIZE
+
+    def at(node: GraphNode) -> tuple[float, float]:
+        return round(node.x * size, 1), round(node.y * size, 1)
+
+    edges: list[str] = []
+    labels: list[str] = []
+    for edge in graph.edges:
+        (x1, y1), (x2, y2) = at(graph.nodes[edge.source]), at(graph.nodes[edge.target])
+        edges.append(
+            f'<line class="edge edge-{e(edge.kind)}" x1="{x1}" y1="{y1}" x2="{x2}" y2="{y2}" marker-end="url(#arrow)"/>'
+        )
+        if edge.relation:
+            mx, my = round((x1 + x2) / 2, 1), round((y1 + y2) / 2, 1)
+            labels.append(f'<text class="relation" x="{mx}" y="{my}" text-anchor="middle">{e(edge.relation)}</text>')
+    nodes: list[str] = []
+    for node in graph.nodes:
+        x, y = at(node)
+        radius = 9 if node.role == "center" else 6
+        # A label runs away from the middle: rightwards right of it, leftwards left of it, so two
+        # nodes either side of the top or bottom of a ring never write over each other; only a
+        # node straight above or below the middle centres its label over or under itself.
+        across = x - size / 2
+        anchor = "middle" if abs(across) < size * 0.01 else "start" if across > 0 else "end"
+        dx = 10 if anchor == "start" else -10 if anchor == "end" else 0
+        dy = 4 if anchor != "middle" else (-12 if y < size / 2 else 20)
+        name = node.name if len(node.name) <= 32 else node.name[:31] + "…"
+        shape = (
+            f'<circle class="node node-{e(node.role)}" cx="{x}" cy="{y}" r="{radius}"/>'
+            f'<text class="node-label" x="{x + dx}" y="{y + dy}" text-anchor="{anchor}">{e(name)}</text>'
+            f"<title>{e(node.name)}{' · ' + e(node.path) if node.path else ''}</title>"
+        )
+        if node.path:
+            href = note_url(node.path) if node.path.lower().endswith(".md") else file_url(node.path)
+            nodes.append(f'<a class="graph-node" href="{e(href)}" data-role="{e(node.role)}">{shape}</a>')
+        else:
+            nodes.append(f'<a class="graph-node" href="/?q={e(quote(node.name))}" data-role="{e(node.role)}">{shape}</a>')
+    return (
+        f'<svg class="local-graph" viewBox="-120 -20 {size + 240} {size + 40}" role="img" aria-label="Local graph">'
+        '<defs><marker id="arrow" viewBox="0 0 10 10" refX="16" refY="5" markerWidth="6" markerHeight="6" orient="auto-start-reverse">'
+        '<path d="M 0 0 L 10 5 L 0 10 z" class="arrow"/></marker></defs>'
+        f'<g class="edges">{"".join(edges)}</g><g class="relations">{"".join(labels)}</g>'
+        f'<g class="nodes">{"".join(nodes)}</g></svg>'
     )
+
+
+def graph_page(*, path: str, title: str, graph: LocalGraph) -> str:
+    """A note's local graph: the note, its links and backlinks and its graph neighbours, drawn as an SVG."""
+    legend = (
+        '<p class="graph-legend"><span class="key key-center">this note</span> '
+        '<span class="key key-link">links</span> <span class="key key-backlink">backlinks</span> '
+        '<span class="key key-neighbor">graph neighbours</span> · a click opens a note; '
+        "labels on edges are the relations the vault names</p>"
+    )
+    body = _graph_svg(graph) if len(graph.nodes) > 1 else '<p class="empty">No links, backlinks or neighbours.</p>'
     return f"""
 <section class="graph">
-  <h1>Graph neighborhood of <a href="{e(note_url(path))}">{e(title)}</a></h1>
-  <ul class="graph-neighbors">{items or '<li class="empty">No neighbors.</li>'}</ul>
+  <h1>Local graph of <a href="{e(note_url(path))}">{e(title)}</a></h1>
+  {legend}
+  <div class="graph-wrap">{body}</div>
 </section>"""
 
 
@@ -470,11 +594,18 @@ def edit_page(*, path: str, title: str, text: str, sha: str, encoding: str = "UT
   <div class="editor-head">
     <h1>Editing {e(title)}</h1>
     <span id="save-state" class="save-state" aria-live="polite"></span>
+    <button id="preview-toggle" type="button" aria-pressed="false" title="Show the preview beside the text (Ctrl+E)">Preview</button>
     <button id="save" class="primary" type="button" title="Ctrl+S">Save</button>
     <a class="button" id="close" href="{e(note_url(path))}">Close</a>
   </div>
-  <textarea id="text" spellcheck="false" aria-label="Note text" data-encoding="{e(encoding)}">
+  <div class="editor-panes">
+    <div class="editor-pane">
+      <textarea id="text" spellcheck="false" aria-label="Note text" data-encoding="{e(encoding)}">
 {e(text)}</textarea>
+      <div id="code-editor" class="code-editor" hidden></div>
+    </div>
+    <div id="preview" class="preview markdown" hidden aria-label="Preview"></div>
+  </div>
 </section>
 <dialog id="conflict">
   <h2>This note changed on disk</h2>

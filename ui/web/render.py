@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 from urllib.parse import quote
 
@@ -32,6 +32,7 @@ from engine.present import (
     obsidian_markdown,
     parse_markdown,
 )
+from engine.records import Canvas, CanvasCard
 
 __all__ = ["IMAGE_SUFFIXES", "LinkTable", "file_url", "heading_id", "highlight", "note_url", "render_note"]
 
@@ -126,7 +127,21 @@ def _blockquote_open(renderer: RendererHTML, tokens: Sequence[Token], idx: int, 
     embed = token.meta.get("embed")
     if isinstance(embed, Embed):
         cut = f' data-cut="{e(embed.cut)}"' if embed.cut else ""
+        if token.meta.get("canvas") is not None:
+            return f'<div class="embed canvas"{cut}{_attrs(renderer, token)}>\n'
+        if embed.link.block and embed.section is not None:
+            # An embedded block is its text alone, as in Obsidian; a small mark opens its note.
+            href = note_url(embed.section.path, block=embed.link.block)
+            return (
+                f'<div class="embed embed-block"{_attrs(renderer, token)}>'
+                f'<a class="embed-open" href="{e(href)}" title="Open {e(embed.link.label)}" aria-label="Open the block">↗</a>'
+                '<div class="embed-content">\n'
+            )
         return f'<div class="embed"{cut}{_attrs(renderer, token)}>\n'
+    card = token.meta.get("canvas_card")
+    if isinstance(card, CanvasCard):
+        color = f' data-color="{e(card.color)}"' if card.color else ""
+        return f'<div class="canvas-card" data-kind="{e(card.kind)}"{color}>\n'
     return str(renderer.renderToken(tokens, idx, options, env))
 
 
@@ -137,6 +152,8 @@ def _blockquote_close(renderer: RendererHTML, tokens: Sequence[Token], idx: int,
         return f"</div></{'details' if callout.foldable else 'div'}>\n"
     if isinstance(token.meta.get("embed"), Embed):
         return "</div></div>\n"
+    if isinstance(token.meta.get("canvas_card"), CanvasCard):
+        return "</div>\n"
     return str(renderer.renderToken(tokens, idx, options, env))
 
 
@@ -185,6 +202,12 @@ def _link_open(renderer: RendererHTML, tokens: Sequence[Token], idx: int, option
             return '<a class="dangling">'
         return f'<a class="wikilink dangling" title="No note named {e(ref.target)}">'
     href = note_url(ref.path, heading=ref.heading, block=ref.block) if ref.is_note else file_url(ref.path)
+    media = ref.file_kind if ref.embed else None
+    if media in ("audio", "video", "pdf"):
+        # The page's script fetches the file with the token and plays or shows it here.
+        page = f' data-fragment="{e(ref.heading)}"' if ref.heading else ""
+        player = f'<span class="embed-file" data-kind="{e(media or "")}" data-file-src="{e(href)}"{page}></span>'
+        return f'{player}<a class="{kind} embed-file-link" href="{e(href)}">'
     return f'<a class="{kind}" href="{e(href)}">'
 
 
@@ -196,6 +219,8 @@ def _image(renderer: RendererHTML, tokens: Sequence[Token], idx: int, options: O
     if isinstance(ref, LinkRef):
         if ref.path is None:
             return f'<span class="embed-missing" title="No file named {e(ref.target)}">🖼 {e(alt or ref.target)}</span>'
+        if token.meta.get("icon"):
+            return f'<img class="icon" src="{e(file_url(ref.path))}" alt="" aria-hidden="true">'
         cls = ' class="embed"' if ref.kind == "wikilink" else ""
         return f'<img{cls} src="{e(file_url(ref.path))}" alt="{e(alt)}"{size}>'
     src = str(token.attrGet("src") or "")
@@ -239,6 +264,9 @@ def _fence(renderer: RendererHTML, tokens: Sequence[Token], idx: int, options: O
     token = tokens[idx]
     if token.meta.get("math"):
         return f'<pre class="math"{_attrs(renderer, token)}><code>{e(token.content)}</code></pre>\n'
+    if token.info.strip().casefold() == "mermaid":
+        # Drawn by the vendored mermaid in the page; until then (or without it) the source shows.
+        return f'<pre class="mermaid-source"{_attrs(renderer, token)}><code>{e(token.content)}</code></pre>\n'
     return str(RendererHTML.fence(renderer, tokens, idx, options, env))
 
 
@@ -257,7 +285,7 @@ def _render_front_matter(tokens: Sequence[Token], idx: int) -> str:
     if not content:
         return ""
     return (
-        '<details class="properties" data-line="1"><summary>Properties</summary>'
+        '<details class="properties" data-line="1" open><summary>Properties</summary>'
         f"<pre>{html.escape(content)}</pre></details>\n"
     )
 
@@ -293,7 +321,15 @@ def _build() -> MarkdownIt:
 _MD = _build()
 
 
-def render_note(text: str, *, path: str, links: LinkTable, embed: EmbedFn | None = None) -> str:
+def render_note(
+    text: str,
+    *,
+    path: str,
+    links: LinkTable,
+    embed: EmbedFn | None = None,
+    canvas: Callable[[str], Canvas] | None = None,
+    resolve: Callable[[str, str], str | None] | None = None,
+) -> str:
     """A note's Markdown as HTML, read by the engine's Obsidian parser.
 
     Args:
@@ -303,7 +339,7 @@ def render_note(text: str, *, path: str, links: LinkTable, embed: EmbedFn | None
         embed: fetches what `![[Note#Heading]]` shows (`Engine.embed_section`); None shows embeds as links.
     """
     env: dict[str, Any] = {}
-    tokens = parse_markdown(_MD, text, RenderContext(path, links, embed))
+    tokens = parse_markdown(_MD, text, RenderContext(path, links, embed, canvas=canvas, resolve=resolve))
     return str(_MD.renderer.render(tokens, _MD.options, env))
 
 

@@ -9,7 +9,7 @@ import logging
 import math
 import mimetypes
 import stat
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from http import HTTPStatus
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -44,7 +44,7 @@ from ui.web.render import IMAGE_SUFFIXES, LinkTable, render_note
 
 if TYPE_CHECKING:
     from engine.api import Engine
-    from engine.records import ChannelName, NoteText, SearchResults, WhyReport
+    from engine.records import ChannelName, NoteText, SearchResults, VaultEntry, WhyReport
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 CHANNELS: tuple[ChannelName, ...] = ("fulltext", "vectors", "graph")
@@ -94,6 +94,9 @@ def build_app(
         Route("/graph/{path:path}", views.graph_page),
         Route("/file/{path:path}", views.file),
         Route("/why", views.why_page),
+        Route("/tags", views.tags_page),
+        Route("/api/complete", views.api_complete),
+        Route("/api/render", views.api_render, methods=["POST"]),
         Route("/api/search", views.api_search),
         Route("/api/why", views.api_why),
         Route("/api/status", views.api_status),
@@ -167,7 +170,7 @@ class _Views:
 
     # -- helpers -------------------------------------------------------------------
     def _page(
-        self, title: str, content: str, *, script: str | None = None, status: int = 200, body_class: str = ""
+        self, title: str, content: str, *, script: str | Sequence[str] | None = None, status: int = 200, body_class: str = ""
     ) -> HTMLResponse:
         html = pages.page(title, content, vault=self.engine.vault, script=script, body_class=body_class)
         return HTMLResponse(html, status_code=status)
@@ -271,8 +274,8 @@ class _Views:
         return self._page(query or "Search", content, script="search.js", body_class="page-search")
 
     async def notes_page(self, request: Request) -> Response:
-        def build() -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
-            return self.engine.note_files(), self.engine.recent_notes(12)
+        def build() -> tuple[list[VaultEntry], list[tuple[str, str]]]:
+            return self.engine.vault_files(), self.engine.recent_notes(12)
 
         notes, recent = await run_in_threadpool(build)
         return self._page("Notes", pages.notes_page(notes, recent), script="notes.js", body_class="page-notes")
@@ -285,9 +288,7 @@ class _Views:
     async def note_page(self, request: Request) -> Response:
         def build(path: str) -> Response:
             view = self.engine.note(path)
-            rendered = render_note(
-                view.text, path=path, links=LinkTable.from_links(view.links), embed=self.engine.embed_section
-            )
+            rendered = self._render(path, view.text, LinkTable.from_links(view.links))
             content = pages.note_page(
                 path=path,
                 title=view.info.title,
@@ -297,10 +298,74 @@ class _Views:
                 neighbors=self.engine.neighbors(path, limit=12),
                 links=self.engine.outgoing_links(path),
                 same_title=view.same_title,
+                outline=self.engine.outline(path),
+                obsidian=self.engine.obsidian_uri(path),
+                tags=view.info.tags,
             )
-            return self._page(view.info.title, content, script="note.js", body_class="page-note")
+            return self._page(view.info.title, content, script=("enhance.js", "note.js"), body_class="page-note")
 
         return await self._guarded(request, build)
+
+    def _render(self, path: str, text: str, links: LinkTable) -> str:
+        """A note's text as HTML, with its embeds, canvases and links read by the engine."""
+        return render_note(
+            text,
+            path=path,
+            links=links,
+            embed=self.engine.embed_section,
+            canvas=self.engine.canvas,
+            resolve=self.engine.resolve_link,
+        )
+
+    async def tags_page(self, request: Request) -> Response:
+        tags = await run_in_threadpool(self.engine.tags)
+        return self._page("Tags", pages.tags_page(tags), script="notes.js", body_class="page-tags")
+
+    async def api_complete(self, request: Request) -> Response:
+        """`GET /api/complete?q=…&path=…`: the ways to finish a `[[` link (`q` is what follows `[[`)."""
+        params = request.query_params
+        typed, source = params.get("q", ""), params.get("path") or None
+        if source is not None:
+            try:
+                vault_path(source)
+            except BadPath as exc:
+                return self._error(request, 400, "unsafe_path", str(exc))
+        found = await run_in_threadpool(lambda: self.engine.complete_link(typed, source=source))
+        return JSONResponse(
+            {"completions": [{"link": c.link, "label": c.label, "detail": c.detail, "path": c.path, "kind": c.kind} for c in found]}
+        )
+
+    async def api_render(self, request: Request) -> Response:
+        """`POST /api/render` {path, text}: the text as the note page shows it (the editor's preview)."""
+        try:
+            raw = await read_body(request, note_body_limit(self.engine.config.max_file_bytes))
+            body = json.loads(raw)
+        except BodyTooLarge:
+            return self._error(request, 413, "too_large", "the request body is too large")
+        except ClientDisconnect:
+            return Response(status_code=400)
+        except (ValueError, UnicodeDecodeError, RecursionError):
+            body = None
+        if not isinstance(body, dict) or not isinstance(body.get("text"), str) or not isinstance(body.get("path"), str):
+            return self._error(request, 400, "bad_request", "the body must be JSON {path, text}")
+        try:
+            path = vault_path(body["path"])
+        except BadPath as exc:
+            return self._error(request, 400, "unsafe_path", str(exc))
+        text: str = body["text"]
+
+        def render() -> str:
+            try:
+                links = LinkTable.from_links(self.engine.note(path).links)
+            except NoteNotFound:
+                links = LinkTable()
+            # Links typed since the last save are not in the index's table: resolve those now.
+            return render_note(
+                text, path=path, links=links, embed=self.engine.embed_section, canvas=self.engine.canvas,
+                resolve=self.engine.resolve_link,
+            )
+
+        return JSONResponse({"html": await run_in_threadpool(render)})
 
     async def edit_page(self, request: Request) -> Response:
         def build(path: str) -> Response:
@@ -308,20 +373,17 @@ class _Views:
             note = self._read(path)
             content = pages.edit_page(path=path, title=view.info.title, text=note.text, sha=note.sha or "",
                                       encoding=note.format.label)
-            return self._page(f"Edit {view.info.title}", content, script="edit.js", body_class="page-edit")
+            return self._page(
+                f"Edit {view.info.title}", content, script=("vendor/cairn-editor.min.js", "enhance.js", "edit.js"), body_class="page-edit"
+            )
 
         return await self._guarded(request, build)
 
     async def graph_page(self, request: Request) -> Response:
         def build(path: str) -> Response:
             view = self.engine.note(path)
-            first = self.engine.neighbors(path, limit=15)
-            pairs = [
-                (n, [m for m in self.engine.neighbors(n.path, limit=8) if m.path != path] if n.path else [])
-                for n in first
-            ]
-            content = pages.graph_page(path=path, title=view.info.title, neighbors=pairs)
-            return self._page(f"Graph · {view.info.title}", content)
+            content = pages.graph_page(path=path, title=view.info.title, graph=self.engine.local_graph(path))
+            return self._page(f"Graph · {view.info.title}", content, body_class="page-graph")
 
         return await self._guarded(request, build)
 

@@ -93,8 +93,12 @@ def inline_content(token: Token, href: Href) -> Content:
             styles, start = stack.pop()
             spans.extend(Span(start, position, style) for style in styles)
 
+    skipping = False  # inside a file embed shown as its placeholder
     for child in token.children or ():
         kind = child.type
+        if skipping:
+            skipping = kind != "link_close"
+            continue
         if kind == "text":
             add(_BLANKS.sub(" ", child.content))
         elif kind in ("hardbreak", "softbreak"):
@@ -103,11 +107,19 @@ def inline_content(token: Token, href: Href) -> Content:
             add(child.content, CODE_STYLE)
         elif kind in ("em_open", "strong_open", "s_open", "mark_open"):
             stack.append(((_INLINE_STYLES.get(kind, MARK_STYLE),), position))
+        elif kind == "link_open" and isinstance(child.meta.get("link"), LinkRef) and child.meta["link"].embed and (
+            child.meta["link"].file_kind in MEDIA_PLACEHOLDERS
+        ):
+            ref = child.meta["link"]
+            add(file_placeholder(ref), MUTED_STYLE, _click(href(ref)))
+            skipping = True
         elif kind == "link_open":
             ref = child.meta.get("link")
             target = href(ref) if isinstance(ref, LinkRef) else str(child.attrs.get("href", ""))
             dangling = isinstance(ref, LinkRef) and ref.path is None
             stack.append(((_click(target), DANGLING_STYLE) if dangling else (_click(target),), position))
+        elif kind == "image" and child.meta.get("icon"):
+            continue  # an inline icon is a glyph in Obsidian; a terminal leaves it out
         elif kind == "image":
             ref = child.meta.get("link")
             target = href(ref) if isinstance(ref, LinkRef) else str(child.attrs.get("src", ""))
@@ -125,6 +137,16 @@ def inline_content(token: Token, href: Href) -> Content:
 def _click(href: str) -> Style:
     """The style that makes a span a link: clicking it runs the block's `link` action with `href`."""
     return Style.from_meta({"@click": f"link({href!r})"})
+
+
+# How a terminal shows an embedded file it cannot play or draw; `x` (or a click) opens it outside.
+MEDIA_PLACEHOLDERS = {"audio": "♪ sound", "video": "▶ video", "pdf": "📄 PDF", "other": "📎 file"}
+
+
+def file_placeholder(ref: LinkRef) -> str:
+    """An embedded sound, video, PDF or other file in a terminal: `[♪ sound: talk.ogg · x opens it]`."""
+    name = ref.target.rpartition("/")[2]
+    return f"[{MEDIA_PLACEHOLDERS.get(ref.file_kind or 'other', '📎 file')}: {name} · x opens it]"
 
 
 def image_placeholder(token: Token) -> str:

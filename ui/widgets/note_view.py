@@ -8,16 +8,16 @@ from urllib.parse import unquote
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import VerticalScroll
+from textual.containers import Horizontal, VerticalScroll
 from textual.content import Content
 from textual.message import Message
-from textual.widgets import Markdown, Static
+from textual.widgets import Input, Label, Markdown, Static
 from textual.widgets.markdown import MarkdownBlock
 
-from engine.present import parse_markdown
+from engine.present import find_in_text, parse_markdown
 from engine.records import NoteView as NoteRecord
 from ui.widgets.note_markdown import NOTE_PARSER, NoteMarkdown, Prepared
 from ui.wikilinks import (
@@ -69,12 +69,87 @@ class NoteView(VerticalScroll, can_focus=True):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.note: NoteRecord | None = None
+        self.shown_file: str | None = None  # the attachment shown in place of a note, if any
+        self.found_lines: list[int] = []
+        self.found_at = 0
         self.passage_line = 0
         self._tokens: list[Token] = []
 
     def compose(self) -> ComposeResult:
+        with Horizontal(id="find-bar"):
+            yield Input(placeholder="Find in note (enter: next, shift+enter: previous, escape: close)", id="find-input")
+            yield Label("", id="find-count")
         yield Static("", id="note-meta")
         yield NoteMarkdown(href_for, parser_factory=self._parser, id="note-body")
+
+    # -- find in note -------------------------------------------------------------------
+    def open_find(self) -> None:
+        """Show the find bar and focus it (the note's matches are marked as you type)."""
+        self.query_one("#find-bar").display = True
+        self.query_one("#find-input", Input).focus()
+
+    def close_find(self) -> None:
+        """Hide the find bar and its marks; the note keeps the focus."""
+        self.query_one("#find-bar").display = False
+        for old in self.query(".-found"):
+            old.remove_class("-found", "-found-current")
+        self.found_lines = []
+        self.focus()
+
+    @on(Input.Changed, "#find-input")
+    def _find_changed(self, event: Input.Changed) -> None:
+        self.find(event.value)
+
+    def find(self, query: str) -> None:
+        """Mark the blocks holding `query` as the reader sees the note (the engine's reading) and show the first."""
+        for old in self.query(".-found"):
+            old.remove_class("-found", "-found-current")
+        text = self.note.text if self.note is not None else ""
+        matches = find_in_text(text, query)
+        self.found_lines = [line for line, _start, _end in matches]
+        self.found_at = 0
+        for line in dict.fromkeys(self.found_lines):
+            block = self.block_at(line)
+            if block is not None:
+                block.add_class("-found")
+        self._show_found()
+
+    def _show_found(self) -> None:
+        count = self.query_one("#find-count", Label)
+        query = self.query_one("#find-input", Input).value.strip()
+        if not self.found_lines:
+            count.update("no match" if query else "")
+            return
+        count.update(f"{self.found_at + 1} of {len(self.found_lines)}")
+        for old in self.query(".-found-current"):
+            old.remove_class("-found-current")
+        block = self.block_at(self.found_lines[self.found_at])
+        if block is not None:
+            block.add_class("-found-current")
+            self.scroll_to_widget(block, animate=False, center=True)
+
+    def find_step(self, by: int) -> None:
+        """Go to the next (1) or previous (-1) match."""
+        if self.found_lines:
+            self.found_at = (self.found_at + by) % len(self.found_lines)
+            self._show_found()
+
+    @on(Input.Submitted, "#find-input")
+    def _find_next(self) -> None:
+        self.find_step(1)
+
+    def on_key(self, event: events.Key) -> None:
+        """In the find box: shift+enter goes back, escape closes it."""
+        if not isinstance(self.screen.focused, Input) or self.screen.focused.id != "find-input":
+            return
+        if event.key == "shift+enter":
+            self.find_step(-1)
+        elif event.key == "escape":
+            self.close_find()
+        else:
+            return
+        event.stop()
+        event.prevent_default()
 
     def _parser(self) -> MarkdownIt:
         return Prepared(self._tokens)
@@ -87,6 +162,7 @@ class NoteView(VerticalScroll, can_focus=True):
     async def show(self, note: NoteRecord, tokens: list[Token], line: int = 0) -> None:
         """Render `note` from the engine's `tokens`; scroll to and highlight the block holding file line `line`."""
         self.note = note
+        self.shown_file = None
         self._tokens = tokens
         self.query_one("#note-meta", Static).update(_meta(note, tokens))
         await self.query_one("#note-body", Markdown).update(note.text)
@@ -99,13 +175,24 @@ class NoteView(VerticalScroll, can_focus=True):
     async def show_text(self, markdown: str) -> None:
         """Show a Markdown message instead of a note (e.g. the welcome text)."""
         self.note = None
+        self.shown_file = None
         self._tokens = parse_markdown(NOTE_PARSER, markdown)
         self.query_one("#note-meta", Static).update("")
         await self.query_one("#note-body", Markdown).update(markdown)
 
+    async def show_tokens(self, tokens: list[Token], caption: str, file: str) -> None:
+        """Show what the engine read from `file`, which is no note (an image, a canvas), under a caption."""
+        self.note = None
+        self.shown_file = file
+        self._tokens = tokens
+        self.query_one("#note-meta", Static).update(Content(caption))
+        await self.query_one("#note-body", Markdown).update("\n")
+        self.scroll_home(animate=False)
+
     def clear(self) -> None:
         """Show nothing (e.g. after the open note was deleted)."""
         self.note = None
+        self.shown_file = None
         self._tokens = []
         self.query_one("#note-meta", Static).update("")
         self.query_one("#note-body", Markdown).update("")

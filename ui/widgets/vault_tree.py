@@ -18,6 +18,11 @@ from textual.widgets.tree import TreeNode
 _WIDEST_SHARE = 0.45
 
 
+def _leaf_name(file_name: str) -> str:
+    """How the tree names a file: a note without its `.md`, an attachment with its extension."""
+    return file_name[:-3] if file_name.lower().endswith(".md") else file_name
+
+
 class NamesTree(Tree[str | None]):
     """A tree whose names end in an ellipsis where the column cuts them, so a cut name reads as cut."""
 
@@ -79,7 +84,7 @@ class VaultTree(Vertical):
         for path, _title in self._notes:
             parts = path.split("/")
             for depth, part in enumerate(parts):
-                name = posixpath.splitext(part)[0] if depth == len(parts) - 1 else f"{part}/"
+                name = _leaf_name(part) if depth == len(parts) - 1 else f"{part}/"
                 widest = max(widest, len(name) + 2 * depth + 2)
         return widest + 3
 
@@ -142,7 +147,7 @@ class VaultTree(Vertical):
         shown = [(path, title) for path, title in self._notes if not filtering or self._matches(path, title)]
         for path, _title in sorted(shown, key=lambda item: (item[0].count("/") == 0, item[0].lower())):
             parent = self._folder_node(folders, posixpath.dirname(path), expanded, filtering)
-            parent.add_leaf(posixpath.splitext(posixpath.basename(path))[0], data=path)
+            parent.add_leaf(_leaf_name(posixpath.basename(path)), data=path)
         if self._current:
             self.mark_current(self._current)
 
@@ -183,9 +188,11 @@ class VaultTree(Vertical):
 
     @on(Input.Submitted, "#tree-filter")
     def _filter_submitted(self) -> None:
-        first = next((n for n in self._walk(self.note_tree.root) if isinstance(n.data, str) and not n.data.endswith("/")), None)
-        if first is not None and first.data is not None:
-            self.post_message(self.NoteChosen(first.data))
+        # The first note shown, else the first file: a note wins even where Attachments/ sorts first.
+        files = [n.data for n in self._walk(self.note_tree.root) if isinstance(n.data, str) and not n.data.endswith("/")]
+        first = next((path for path in files if path.lower().endswith(".md")), files[0] if files else None)
+        if first is not None:
+            self.post_message(self.NoteChosen(first))
 
     @on(Tree.NodeSelected, "#tree")
     def _selected(self, event: Tree.NodeSelected[str | None]) -> None:

@@ -1,5 +1,8 @@
 // The editor: save with the sha it loaded; a 409 opens the conflict dialog, never a silent overwrite.
 // Saving (the button or Ctrl+S) keeps the editor open and says "Saved"; "Close" goes to the note.
+// The text is edited in CodeMirror (vendor/cairn-editor.min.js: Markdown highlighting, `[[`
+// completion from /api/complete), which keeps the textarea's value in step, so saving reads
+// the textarea exactly as before; without the bundle the textarea itself is the editor.
 "use strict";
 
 (() => {
@@ -17,6 +20,79 @@
 
   const encodePath = (p) => p.split("/").map(encodeURIComponent).join("/");
   const noteUrl = (p) => `/note/${encodePath(p)}`;
+  const previewPane = document.getElementById("preview");
+  const previewToggle = document.getElementById("preview-toggle");
+  let code = null; // the CodeMirror editor, when its bundle loaded
+  let previewTimer = null;
+
+  function edited() {
+    dirty = true;
+    setState("Unsaved changes", "dirty");
+    if (!previewPane.hidden) schedulePreview();
+  }
+
+  async function completions(typed) {
+    const query = new URLSearchParams({ q: typed, path });
+    try {
+      const response = await cairn.fetch(`/api/complete?${query}`, { headers: { Accept: "application/json" } });
+      if (!response.ok) return [];
+      return (await response.json()).completions;
+    } catch (err) {
+      return [];
+    }
+  }
+
+  if (window.CairnEditor) {
+    const host = document.getElementById("code-editor");
+    code = window.CairnEditor.create({
+      parent: host,
+      doc: textarea.value,
+      fetchCompletions: completions,
+      onSave: () => save(sha),
+      onChange: (text) => {
+        textarea.value = text;
+        edited();
+      },
+    });
+    host.hidden = false;
+    textarea.hidden = true;
+    window.cairnEditor = code; // for tests and the console: getText(), setText(text)
+  }
+
+  async function renderPreview() {
+    previewTimer = null;
+    try {
+      const response = await cairn.fetch("/api/render", {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ path, text: textarea.value }),
+      });
+      if (!response.ok) return;
+      previewPane.innerHTML = (await response.json()).html;
+      for (const img of previewPane.querySelectorAll("img[src^='/file/']")) {
+        img.dataset.fileSrc = new URL(img.getAttribute("src"), location.href).href;
+        img.removeAttribute("src");
+      }
+      if (window.cairnNote) window.cairnNote.enhance(previewPane);
+      previewPane.dataset.rendered = "1";
+    } catch (err) {
+      // The preview waits for the next edit.
+    }
+  }
+
+  function schedulePreview() {
+    if (previewTimer) clearTimeout(previewTimer);
+    previewTimer = setTimeout(renderPreview, 250);
+  }
+
+  function togglePreview() {
+    const shown = previewPane.hidden;
+    previewPane.hidden = !shown;
+    previewToggle.setAttribute("aria-pressed", String(shown));
+    editor.classList.toggle("with-preview", shown);
+    if (shown) renderPreview();
+  }
+  previewToggle.addEventListener("click", togglePreview);
 
   function setState(text, state) {
     saveState.textContent = text;
@@ -79,14 +155,15 @@
   }
 
   saveButton.addEventListener("click", () => save(sha));
-  textarea.addEventListener("input", () => {
-    dirty = true;
-    setState("Unsaved changes", "dirty");
-  });
+  textarea.addEventListener("input", edited);
   document.addEventListener("keydown", (event) => {
     if ((event.ctrlKey || event.metaKey) && event.key === "s") {
       event.preventDefault();
       save(sha);
+    }
+    if ((event.ctrlKey || event.metaKey) && event.key === "e") {
+      event.preventDefault();
+      togglePreview();
     }
   });
   window.addEventListener("beforeunload", (event) => {
@@ -95,6 +172,7 @@
 
   document.getElementById("conflict-reload").addEventListener("click", () => {
     textarea.value = conflict.current_text;
+    if (code) code.setText(conflict.current_text);
     sha = conflict.current_sha;
     dirty = false;
     dialog.close();
@@ -117,5 +195,6 @@
   });
   document.getElementById("conflict-cancel").addEventListener("click", () => dialog.close());
 
-  textarea.focus();
+  if (code) code.focus();
+  else textarea.focus();
 })();

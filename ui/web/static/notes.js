@@ -1,4 +1,4 @@
-// The notes page: the tree filtered as you type, and a new note created through the engine.
+// The notes page (and the tags page): the list filtered as you type, and a new note created through the engine.
 "use strict";
 
 (() => {
@@ -10,14 +10,14 @@
 
   function applyFilter() {
     const words = filter.value.toLowerCase().split(/\s+/).filter(Boolean);
-    for (const item of tree.querySelectorAll("li.note")) {
+    for (const item of tree.querySelectorAll("li.note, li.file, li.tag-row")) {
       const text = item.dataset.search || "";
       item.hidden = !words.every((word) => text.includes(word));
     }
     // Folders open while filtering (and hide when nothing in them matches), close again after.
     const folders = Array.from(tree.querySelectorAll("li.folder")).reverse();
     for (const folder of folders) {
-      const shown = folder.querySelector("li.note:not([hidden])") !== null;
+      const shown = folder.querySelector("li.note:not([hidden]), li.file:not([hidden])") !== null;
       folder.hidden = words.length > 0 && !shown;
       folder.querySelector("details").open = words.length > 0 && shown;
     }
@@ -26,10 +26,11 @@
   filter.addEventListener("input", applyFilter);
   filter.addEventListener("keydown", (event) => {
     if (event.key !== "Enter") return;
-    const first = tree.querySelector("li.note:not([hidden]) a");
+    const first = tree.querySelector("li.note:not([hidden]) a, li.tag-row:not([hidden]) a");
     if (first) window.location.href = first.getAttribute("href");
   });
 
+  if (!form) return;
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     const title = document.getElementById("new-title").value.trim();
