@@ -200,6 +200,11 @@ ENGLISH = Lexicon(
         "head", "vp", "svp", "evp", "avp", "chief", "senior", "junior", "principal", "partner", "managing",
         "lead", "staff", "ceo", "cto", "cfo", "coo", "cpo", "cmo", "founder", "co-founder", "cofounder",
     }),
+    name_titles=frozenset({"partner", "ceo", "cto", "cfo", "coo", "cpo", "cmo", "founder", "co-founder", "cofounder"}),
+    abbreviations=frozenset({
+        "dr", "mr", "mrs", "ms", "mx", "prof", "sr", "jr", "st", "rev", "hon", "gen", "col", "capt", "lt", "sgt",
+        "inc", "ltd", "corp", "co", "vs", "no", "approx", "ca", "cf", "fig", "vol",
+    }),
     section_labels=frozenset({
         "abstract", "aim", "aims", "background", "conclusion", "conclusions", "context", "design",
         "discussion", "findings", "importance", "interpretation", "introduction", "measurements",
