@@ -327,11 +327,14 @@ def _capitalized_phrases(text: str, lexicon: Lexicon) -> list[tuple[int, int, in
     return spans
 
 
-# What ends the text before a sentence, a list item, a heading, a table cell or a log line's
-# stamp ("- **2024-06-18** | Led …", "8. Select Import", "> Note: …").
-_OPENS_SENTENCE = frozenset(".!?:;|—–-•*#>([]\"“‘«")
+# What ends the text before a sentence, a table cell, a log line's stamp or a quotation
+# ("- **2024-06-18** | Led …", "8. Select Import", "> Note: …"), and what opens a line before
+# one (a list item, a heading, a quote): a capital after a dash or a bullet inside a line, a
+# parenthesis or a semicolon is chosen ("Dallas–Fort Worth", "(Scott McGregor)").
+_OPENS_SENTENCE = frozenset(".!?:|\"“‘«")
+_OPENS_LINE = frozenset("—–-•*#>+")
 _DATE_CHARS = frozenset("0123456789-/.")
-_LINE_MARKUP = frozenset(" \t*_|>-+#")
+_LINE_MARKUP = frozenset(" \t*_|>-+#—–•")
 
 
 def _at_sentence_start(text: str, start: int, lexicon: Lexicon) -> bool:
@@ -351,11 +354,21 @@ def _at_sentence_start(text: str, start: int, lexicon: Lexicon) -> bool:
         return text[word:at].casefold() not in lexicon.abbreviations
     if text[at] in _OPENS_SENTENCE:
         return True
+    if text[at] in _OPENS_LINE:
+        return _opens_line(text, at)
+    if text[at] == "]" and at >= 2 and text[at - 2] == "[":
+        return _opens_line(text, at - 3)  # a task's box: "- [ ] Schedule …"
     if not text[at].isdigit():
         return False
     while at >= 0 and text[at] in _DATE_CHARS:
         at -= 1
     # The date opens the line ("- **2024-06-18** Led", "2023-06-30 Hired"): not "his 2011 Wall Street Journal essay".
+    return _opens_line(text, at)
+
+
+def _opens_line(text: str, at: int) -> bool:
+    """Whether only a line's markup (bullets, heading marks, quote marks, emphasis) stands
+    between the line's start and `at`."""
     while at >= 0 and text[at] in _LINE_MARKUP:
         at -= 1
     return at < 0 or text[at] == "\n"

@@ -87,10 +87,10 @@ _VERBS = (
 # Instructions open with these, as a bare base form ("Install Obsidian CLI", "Tap Export").
 _INSTRUCTION_VERBS = (
     "add", "ask", "call", "check", "choose", "click", "configure", "confirm", "copy", "create",
-    "customize", "customise", "delete", "disable", "download", "drag", "email", "enable",
+    "close", "customize", "customise", "delete", "disable", "download", "drag", "email", "enable",
     "ensure", "enter", "execute", "extend", "find", "follow", "get", "give", "inspect",
-    "insert", "install", "invite", "keep", "navigate", "ping", "press", "register", "reload",
-    "remove", "reopen", "restart", "restore", "run", "select", "send", "tap", "type",
+    "insert", "install", "invite", "keep", "navigate", "open", "ping", "press", "quit", "register",
+    "relaunch", "reload", "remove", "reopen", "restart", "restore", "run", "select", "send", "tap", "type",
     "uninstall", "upload", "use", "visit",
 )
 _IRREGULAR_VERBS = {
