@@ -327,12 +327,13 @@ def _capitalized_phrases(text: str, lexicon: Lexicon) -> list[tuple[int, int, in
     return spans
 
 
-# What ends the text before a sentence, a table cell, a log line's stamp or a quotation
-# ("- **2024-06-18** | Led …", "8. Select Import", "> Note: …"), and what opens a line before
-# one (a list item, a heading, a quote): a capital after a dash or a bullet inside a line, a
-# parenthesis or a semicolon is chosen ("Dallas–Fort Worth", "(Scott McGregor)").
-_OPENS_SENTENCE = frozenset(".!?:|\"“‘«")
-_OPENS_LINE = frozenset("—–-•*#>+")
+# What ends the text before a sentence, a table cell, a label, a log line's stamp, a quotation
+# or a bracket ("- **2024-06-18** | Led …", "8. Select Import", "**Note:** …", "<b>…"), and what
+# opens a line or a clause before one (a list item, a heading; a dash between blanks). A capital
+# after a parenthesis, a semicolon or a dash inside a word is chosen ("(Scott McGregor)",
+# "Dallas–Fort Worth").
+_OPENS_SENTENCE = frozenset(".!?:|\"“‘«[]>*")
+_OPENS_LINE = frozenset("—–-•#+")
 _DATE_CHARS = frozenset("0123456789-/.")
 _LINE_MARKUP = frozenset(" \t*_|>-+#—–•")
 
@@ -355,9 +356,7 @@ def _at_sentence_start(text: str, start: int, lexicon: Lexicon) -> bool:
     if text[at] in _OPENS_SENTENCE:
         return True
     if text[at] in _OPENS_LINE:
-        return _opens_line(text, at)
-    if text[at] == "]" and at >= 2 and text[at - 2] == "[":
-        return _opens_line(text, at - 3)  # a task's box: "- [ ] Schedule …"
+        return (at > 0 and text[at - 1] in " \t") or _opens_line(text, at)
     if not text[at].isdigit():
         return False
     while at >= 0 and text[at] in _DATE_CHARS:
@@ -377,7 +376,13 @@ def _opens_line(text: str, at: int) -> bool:
 _GLUE = frozenset("&+")
 _AMPERSAND = re.compile(r"[ \t]+&[ \t]+\w")
 _AMPERSAND_BEFORE = re.compile(r"&[ \t]+$")
-_HEADING = re.compile(r"[ \t>]*#{1,6}(?:[ \t]|$)")
+# A heading, or a callout's title ("> [!info]- Mac OS").
+_HEADING = re.compile(r"[ \t>]*(?:#{1,6}(?:[ \t]|$)|\[![^\]\n]*\])")
+_FENCE = re.compile(r"^[ \t]{0,3}(?:```|~~~)", re.MULTILINE)
+# Initials in brackets right after a phrase spelled out, or before it: "Network Attached
+# Storage (NAS)", "a NAS (Network Attached Storage)".
+_INITIALS = re.compile(r"[ \t]*\(([A-Z][A-Za-z0-9&\-]{1,9})\)")
+_INITIALS_BEFORE = re.compile(r"(?<![\w-])([A-Z][A-Z0-9&\-]{1,9})[ \t]*\($")
 _TOGGLING_QUOTES = frozenset('"“”„«»')
 _EMPHASIS = frozenset("*_")
 # A paragraph of at least this many lower-case words, few of them the lexicon's stop words
@@ -403,30 +408,40 @@ def _foreign(text: str, start: int, end: int, lexicon: Lexicon) -> bool:
 
 class _Surroundings:
     """What the text around a capitalised run says of its capitals: a heading's, a title's,
-    a quotation's, an emphasised label's, a link's or another language's. Runs are asked
-    about in written order; each line and paragraph is read once, so the whole is linear."""
+    a quotation's, code's, an emphasised label's, an acronym's, a link's or another
+    language's. Runs are asked about in written order; each line and paragraph is read
+    once, so the whole is linear."""
 
     def __init__(self, text: str, lexicon: Lexicon) -> None:
         self._text = text
         self._lexicon = lexicon
-        self._line: tuple[int, int, bool, tuple[tuple[int, int], ...]] = (0, -1, False, ())  # start, end, heading, quoted spans
+        # The line of the last run: start, end, whether it is titled whole (a heading, code),
+        # the starts and ends of the spans its quotation marks and code marks enclose.
+        self._line: tuple[int, int, bool, list[int], list[int]] = (0, -1, False, [], [])
+        self._fenced = False  # inside a fenced code block, as of `_fences_read`
+        self._fences_read = 0
         self._paragraph = (0, -1, False)  # start, end, foreign
         self._links: list[tuple[int, int, int, int]] | None = None  # start, end, shown start, shown end
         self._link_starts: list[int] = []
 
     def titled(self, start: int, end: int) -> bool:
-        """Whether the run's capitals are a title's rather than its own: it is in a heading,
-        quoted, an emphasised label (**Export Format**), or in a paragraph
-        of a language the lexicon does not read (German capitalises every noun)."""
+        """Whether the run's capitals are a title's rather than its own: it is in a heading or
+        a callout's title, quoted, in code, an emphasised label (**Export Format**), spelled
+        out before its initials ("Network Attached Storage (NAS)"), or in a paragraph of a
+        language the lexicon does not read (German capitalises every noun)."""
         text = self._text
-        line_start, line_end, heading, quoted = self._line
+        line_start, line_end, whole, starts, ends = self._line
         if not line_start <= start <= line_end:
             line_start = text.rfind("\n", 0, start) + 1
             line_end = text.find("\n", start)
             line_end = len(text) if line_end < 0 else line_end
-            heading, quoted = self._read_line(line_start, line_end)
-            self._line = (line_start, line_end, heading, quoted)
-        if heading or any(a <= start and end <= b for a, b in quoted):
+            whole, spans = self._read_line(line_start, line_end)
+            starts, ends = [a for a, _ in spans], [b for _, b in spans]
+            self._line = (line_start, line_end, whole, starts, ends)
+        if whole:
+            return True
+        at = bisect.bisect_right(starts, start) - 1
+        if at >= 0 and end <= ends[at]:
             return True
         if start and text[start - 1] in _EMPHASIS:
             after = end
@@ -434,14 +449,23 @@ class _Surroundings:
                 after += 1
             if text.startswith(text[start - 1], after):
                 return True
+        initials = _INITIALS.match(text, end) or _INITIALS_BEFORE.search(text, max(0, start - 16), start)
+        if initials is not None and initials.group(1)[0] == text[start]:
+            return True
         return self._foreign(start)
 
-    def _read_line(self, start: int, end: int) -> tuple[bool, tuple[tuple[int, int], ...]]:
-        """(whether the line is a heading, the spans its quotation marks enclose)."""
-        line = self._text[start:end]
-        if _HEADING.match(line):
-            return True, ()
-        return False, _quoted(line, start)
+    def _read_line(self, start: int, end: int) -> tuple[bool, list[tuple[int, int]]]:
+        """(whether the line is a heading, a callout's title or fenced code; the spans, merged,
+        its quotation marks and code marks enclose)."""
+        text = self._text
+        if start > self._fences_read:
+            fences = sum(1 for _ in _FENCE.finditer(text, self._fences_read, start))
+            self._fenced ^= fences % 2 == 1
+            self._fences_read = start
+        line = text[start:end]
+        if self._fenced or _HEADING.match(line):
+            return True, []
+        return False, _merged(_quoted(line, start))
 
     def _foreign(self, at: int) -> bool:
         text = self._text
@@ -469,16 +493,33 @@ class _Surroundings:
         return links[at][2:] == (start, end)
 
 
+def _merged(spans: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Spans joined where they overlap (a quotation inside another), in order."""
+    out: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if out and start <= out[-1][1]:
+            out[-1] = (out[-1][0], max(end, out[-1][1]))
+        else:
+            out.append((start, end))
+    return out
+
+
 def _quoted(line: str, offset: int) -> tuple[tuple[int, int], ...]:
-    """The spans (offset into the text) a line's quotation marks enclose: double quotes of any
-    style toggle, a single quote opens after a blank and closes before one (an apostrophe,
-    inside a word, does neither)."""
-    if not any(mark in line for mark in "\"“”„«»'‘’"):
+    """The spans (offset into the text) a line's quotation marks and code marks enclose:
+    double quotes of any style and backticks toggle, a single quote opens after a blank and
+    closes before one (an apostrophe, inside a word, does neither)."""
+    if not any(mark in line for mark in "\"“”„«»'‘’`"):
         return ()
     spans: list[tuple[int, int]] = []
-    double = single = -1
+    double = single = code = -1
     for at, char in enumerate(line):
-        if char in _TOGGLING_QUOTES:
+        if char == "`":
+            if code < 0:
+                code = at
+            else:
+                spans.append((offset + code, offset + at))
+                code = -1
+        elif char in _TOGGLING_QUOTES:
             if double < 0:
                 double = at
             else:
