@@ -242,6 +242,11 @@ def read_names(text: str, lexicon: Lexicon = ENGLISH) -> list[tuple[str, int]]:
         claim(m.start(), m.end(), m.group(), WRITTEN)
     for m in _FILE.finditer(text):
         claim(m.start(), m.end(), m.group(), WRITTEN)
+    if any(mark in text for mark in "\"“‘'"):
+        around = _Surroundings(text, lexicon)
+        for start, end in _work_titles(text, lexicon):
+            if not around.in_code_or_heading(start, end):
+                claim(start, end, text[start:end], WRITTEN, _PHRASE)
     for start, end, evidence in _capitalized_phrases(text, lexicon):
         claim(start, end, text[start:end], evidence, _PHRASE)
     for m in _CAMEL_IDENTIFIER.finditer(text):
@@ -293,6 +298,37 @@ def extract_capitalized_words(text: str, lexicon: Lexicon = ENGLISH) -> list[str
 def is_title_word(surface: str) -> bool:
     """One Title-case word: an initial capital and no other (so not an identifier or acronym)."""
     return bool(surface) and surface[0].isupper() and surface[1:] == surface[1:].lower() and _WORD.fullmatch(surface) is not None
+
+
+# A quotation on one line: in double quotes, curly quotes, or single quotes that open after
+# a blank and close before one ("Don't" holds no closing quote).
+_QUOTATION = re.compile(
+    r'"([^"\n]{2,160})"|“([^”\n]{2,160})”|‘([^\n]{2,160}?)’(?!\w)|(?<![\w\'])\'([^\n]{2,160}?)\'(?!\w)'
+)
+_MAX_TITLE_WORDS = 12
+
+
+def _work_titles(text: str, lexicon: Lexicon) -> list[tuple[int, int]]:
+    """Spans of quotations written in Title Case as a whole: a work's title ("The Big Doll
+    House", "Why Most AI Products Fail at the Integration Layer") is one name; the pieces of
+    it that the capitalised runs hold are none (see `_Surroundings.titled`)."""
+    spans: list[tuple[int, int]] = []
+    for m in _QUOTATION.finditer(text):
+        group = next(i for i in range(1, 5) if m.group(i) is not None)
+        start, end = m.start(group), m.end(group)
+        while end > start and text[end - 1] in ".,;:!? \t\\":
+            end -= 1
+        while start < end and text[start] in " \t":
+            start += 1
+        words = [w.group() for w in _WORD.finditer(text, start, end)]
+        if not 2 <= len(words) <= _MAX_TITLE_WORDS or not text[start].isupper():
+            continue
+        capitals = [w for w in words if w[0].isupper()]
+        if len(capitals) < 2 or all(w.isupper() for w in capitals):
+            continue
+        if all(w[0].isupper() or w.casefold() in lexicon.stop_words or w in lexicon.name_connectors for w in words):
+            spans.append((start, end))
+    return spans
 
 
 def _capitalized_phrases(text: str, lexicon: Lexicon) -> list[tuple[int, int, int]]:
@@ -379,10 +415,6 @@ _AMPERSAND_BEFORE = re.compile(r"&[ \t]+$")
 # A heading, or a callout's title ("> [!info]- Mac OS").
 _HEADING = re.compile(r"[ \t>]*(?:#{1,6}(?:[ \t]|$)|\[![^\]\n]*\])")
 _FENCE = re.compile(r"^[ \t]{0,3}(?:```|~~~)", re.MULTILINE)
-# Initials in brackets right after a phrase spelled out, or before it: "Network Attached
-# Storage (NAS)", "a NAS (Network Attached Storage)".
-_INITIALS = re.compile(r"[ \t]*\(([A-Z][A-Za-z0-9&\-]{1,9})\)")
-_INITIALS_BEFORE = re.compile(r"(?<![\w-])([A-Z][A-Z0-9&\-]{1,9})[ \t]*\($")
 _TOGGLING_QUOTES = frozenset('"“”„«»')
 _EMPHASIS = frozenset("*_")
 # A paragraph of at least this many lower-case words, few of them the lexicon's stop words
@@ -408,16 +440,16 @@ def _foreign(text: str, start: int, end: int, lexicon: Lexicon) -> bool:
 
 class _Surroundings:
     """What the text around a capitalised run says of its capitals: a heading's, a title's,
-    a quotation's, code's, an emphasised label's, an acronym's, a link's or another
-    language's. Runs are asked about in written order; each line and paragraph is read
+    a quotation's, code's, an emphasised label's, a link's or another language's. Runs are asked about in written order; each line and paragraph is read
     once, so the whole is linear."""
 
     def __init__(self, text: str, lexicon: Lexicon) -> None:
         self._text = text
         self._lexicon = lexicon
-        # The line of the last run: start, end, whether it is titled whole (a heading, code),
-        # the starts and ends of the spans its quotation marks and code marks enclose.
-        self._line: tuple[int, int, bool, list[int], list[int]] = (0, -1, False, [], [])
+        # The line of the last run: start, end, whether it is titled whole (a heading, a
+        # callout's title, fenced code), and the spans its quotation marks and its code
+        # marks enclose (each as starts and ends, merged).
+        self._line: tuple[int, int, bool, _Spans, _Spans] = (0, -1, False, ([], []), ([], []))
         self._fenced = False  # inside a fenced code block, as of `_fences_read`
         self._fences_read = 0
         self._paragraph = (0, -1, False)  # start, end, foreign
@@ -426,22 +458,11 @@ class _Surroundings:
 
     def titled(self, start: int, end: int) -> bool:
         """Whether the run's capitals are a title's rather than its own: it is in a heading or
-        a callout's title, quoted, in code, an emphasised label (**Export Format**), spelled
-        out before its initials ("Network Attached Storage (NAS)"), or in a paragraph of a
-        language the lexicon does not read (German capitalises every noun)."""
+        a callout's title, quoted, in code, an emphasised label (**Export Format**), or in a
+        paragraph of a language the lexicon does not read (German capitalises every noun)."""
         text = self._text
-        line_start, line_end, whole, starts, ends = self._line
-        if not line_start <= start <= line_end:
-            line_start = text.rfind("\n", 0, start) + 1
-            line_end = text.find("\n", start)
-            line_end = len(text) if line_end < 0 else line_end
-            whole, spans = self._read_line(line_start, line_end)
-            starts, ends = [a for a, _ in spans], [b for _, b in spans]
-            self._line = (line_start, line_end, whole, starts, ends)
-        if whole:
-            return True
-        at = bisect.bisect_right(starts, start) - 1
-        if at >= 0 and end <= ends[at]:
+        _, _, whole, quoted, code = self._line_of(start)
+        if whole or _within(quoted, start, end) or _within(code, start, end):
             return True
         if start and text[start - 1] in _EMPHASIS:
             after = end
@@ -449,23 +470,31 @@ class _Surroundings:
                 after += 1
             if text.startswith(text[start - 1], after):
                 return True
-        initials = _INITIALS.match(text, end) or _INITIALS_BEFORE.search(text, max(0, start - 16), start)
-        if initials is not None and initials.group(1)[0] == text[start]:
-            return True
         return self._foreign(start)
 
-    def _read_line(self, start: int, end: int) -> tuple[bool, list[tuple[int, int]]]:
-        """(whether the line is a heading, a callout's title or fenced code; the spans, merged,
-        its quotation marks and code marks enclose)."""
-        text = self._text
-        if start > self._fences_read:
-            fences = sum(1 for _ in _FENCE.finditer(text, self._fences_read, start))
-            self._fenced ^= fences % 2 == 1
-            self._fences_read = start
-        line = text[start:end]
-        if self._fenced or _HEADING.match(line):
-            return True, []
-        return False, _merged(_quoted(line, start))
+    def in_code_or_heading(self, start: int, end: int) -> bool:
+        """Whether the span is in code, a heading or a callout's title."""
+        _, _, whole, _, code = self._line_of(start)
+        return whole or _within(code, start, end)
+
+    def _line_of(self, at: int) -> tuple[int, int, bool, _Spans, _Spans]:
+        line = self._line
+        if not line[0] <= at <= line[1]:
+            text = self._text
+            start = text.rfind("\n", 0, at) + 1
+            end = text.find("\n", at)
+            end = len(text) if end < 0 else end
+            if start > self._fences_read:
+                fences = sum(1 for _ in _FENCE.finditer(text, self._fences_read, start))
+                self._fenced ^= fences % 2 == 1
+                self._fences_read = start
+            if self._fenced or _HEADING.match(text, start, end):
+                line = (start, end, True, ([], []), ([], []))
+            else:
+                quoted, code = _quoted(text[start:end], start)
+                line = (start, end, False, _merged(quoted), _merged(code))
+            self._line = line
+        return line
 
     def _foreign(self, at: int) -> bool:
         text = self._text
@@ -493,37 +522,48 @@ class _Surroundings:
         return links[at][2:] == (start, end)
 
 
-def _merged(spans: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Spans joined where they overlap (a quotation inside another), in order."""
-    out: list[tuple[int, int]] = []
+_Spans = tuple[list[int], list[int]]  # starts and ends of spans in order, none overlapping
+
+
+def _merged(spans: Iterable[tuple[int, int]]) -> _Spans:
+    """Spans joined where they overlap (a quotation inside another), as starts and ends."""
+    starts: list[int] = []
+    ends: list[int] = []
     for start, end in sorted(spans):
-        if out and start <= out[-1][1]:
-            out[-1] = (out[-1][0], max(end, out[-1][1]))
+        if ends and start <= ends[-1]:
+            ends[-1] = max(end, ends[-1])
         else:
-            out.append((start, end))
-    return out
+            starts.append(start)
+            ends.append(end)
+    return starts, ends
 
 
-def _quoted(line: str, offset: int) -> tuple[tuple[int, int], ...]:
-    """The spans (offset into the text) a line's quotation marks and code marks enclose:
-    double quotes of any style and backticks toggle, a single quote opens after a blank and
-    closes before one (an apostrophe, inside a word, does neither)."""
+def _within(spans: _Spans, start: int, end: int) -> bool:
+    at = bisect.bisect_right(spans[0], start) - 1
+    return at >= 0 and end <= spans[1][at]
+
+
+def _quoted(line: str, offset: int) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """The spans (offset into the text) a line's quotation marks enclose, and those its code
+    marks do: double quotes of any style toggle, a single quote opens after a blank and closes
+    before one (an apostrophe, inside a word, does neither), backticks toggle."""
+    quoted: list[tuple[int, int]] = []
+    code: list[tuple[int, int]] = []
     if not any(mark in line for mark in "\"“”„«»'‘’`"):
-        return ()
-    spans: list[tuple[int, int]] = []
-    double = single = code = -1
+        return quoted, code
+    double = single = tick = -1
     for at, char in enumerate(line):
         if char == "`":
-            if code < 0:
-                code = at
+            if tick < 0:
+                tick = at
             else:
-                spans.append((offset + code, offset + at))
-                code = -1
+                code.append((offset + tick, offset + at))
+                tick = -1
         elif char in _TOGGLING_QUOTES:
             if double < 0:
                 double = at
             else:
-                spans.append((offset + double, offset + at))
+                quoted.append((offset + double, offset + at))
                 double = -1
         elif char in "'‘’":
             before = line[at - 1] if at else " "
@@ -531,9 +571,9 @@ def _quoted(line: str, offset: int) -> tuple[tuple[int, int], ...]:
             if single < 0 and not before.isalnum() and after.isalnum():
                 single = at
             elif single >= 0 and before.isalnum() and not after.isalnum():
-                spans.append((offset + single, offset + at))
+                quoted.append((offset + single, offset + at))
                 single = -1
-    return tuple(spans)
+    return quoted, code
 
 
 def _link_spans(text: str) -> list[tuple[int, int, int, int]]:
