@@ -606,6 +606,11 @@ def _take_run(
         # A long Title Case run is a heading or a headline, not a name.
         return
     evidence = TITLED if titled else WRITTEN
+    stop_words, connectors = lexicon.stop_words, lexicon.name_connectors
+    # A function word capitalised where no sentence starts is a title's ("Why Most AI
+    # Products Fail", "Do Things That Don't Scale") or a longer name's ("the First Round
+    # Review"): what is left of the run is a piece of one, not a name of its own.
+    title_case = any(word.casefold() in stop_words and word not in connectors for _, _, word in run[int(at_start) :])
     if at_start:
         # A capital at a sentence's start says nothing: the sentence's verb, adverb or
         # function word is no part of the name after it ("Led Series B for …", "Whereas
@@ -615,11 +620,7 @@ def _take_run(
             run = run[1:]
         if len(run) == opened and not titled:
             evidence = OPENING
-    stop_words, connectors = lexicon.stop_words, lexicon.name_connectors
-    if any(word.casefold() in stop_words and word not in connectors for _, _, word in run):
-        # A function word capitalised where no sentence starts is a title's ("Why Most AI
-        # Products Fail", "Do Things That Don't Scale") or a longer name's ("the First Round
-        # Review"): what is left of the run is a piece of one, not a name of its own.
+    if title_case:
         evidence = TITLED
     # Split the run at stop words ("The", "With"), then trim connectors at the ends.
     piece: list[tuple[int, int, str]] = []
