@@ -76,7 +76,7 @@ _FILE = re.compile(
 _CAMEL_IDENTIFIER = re.compile(
     r"(?<![\w.])(?=[A-Za-z0-9]*(?:[a-z0-9][A-Z]|[A-Z]{2}[a-z]))[A-Za-z][A-Za-z0-9]*(?![\w])"
 )
-_ACRONYM_PLURAL = re.compile(r"[A-Z]{2,}e?s")
+_ACRONYM_PLURAL = re.compile(r"[A-Za-z0-9]*[A-Z]e?s")
 # Letter-initial words with inner apostrophes/hyphens ("O'Brien", "Jean-Luc").
 _WORD = re.compile(r"[^\W\d_][\w]*(?:['’\-][\w]+)*")
 
@@ -240,8 +240,12 @@ def read_names(text: str, lexicon: Lexicon = ENGLISH) -> list[tuple[str, int]]:
             claim(m.start(), m.start() + len(url), url, WRITTEN)
     for m in _EMAIL.finditer(text) if "@" in text else ():
         claim(m.start(), m.end(), m.group(), WRITTEN)
+    in_code_or_link = _CodeOrLink(text)
     for m in _FILE.finditer(text):
-        claim(m.start(), m.end(), m.group(), WRITTEN)
+        at = m.start()
+        if at > 1 and text[at - 1] == " " and text[at - 2].isalnum() and in_code_or_link(at):
+            continue  # the end of a file name with blanks in it (`Zoë Laurent.md`), no name of its own
+        claim(at, m.end(), m.group(), WRITTEN)
     if any(mark in text for mark in "\"“‘'"):
         around = _Surroundings(text, lexicon)
         for start, end in _work_titles(text, lexicon):
@@ -308,6 +312,31 @@ _QUOTATION = re.compile(
 _MAX_TITLE_WORDS = 12
 
 
+class _CodeOrLink:
+    """Whether a place is inside a code span or a wikilink on its line (an odd number of
+    backticks, or an unclosed "[[", before it), asked of places in written order: the text
+    is read once."""
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._read = 0
+        self._ticks = 0
+        self._linking = False
+
+    def __call__(self, at: int) -> bool:
+        segment = self._text[self._read : at]
+        line = segment.rfind("\n")
+        if line >= 0:
+            segment = segment[line + 1 :]
+            self._ticks, self._linking = 0, False
+        self._ticks += segment.count("`")
+        opened, closed = segment.rfind("[["), segment.rfind("]]")
+        if opened != closed:
+            self._linking = opened > closed
+        self._read = at
+        return self._ticks % 2 == 1 or self._linking
+
+
 def _work_titles(text: str, lexicon: Lexicon) -> list[tuple[int, int]]:
     """Spans of quotations written in Title Case as a whole: a work's title ("The Big Doll
     House", "Why Most AI Products Fail at the Integration Layer") is one name; the pieces of
@@ -353,13 +382,14 @@ def _capitalized_phrases(text: str, lexicon: Lexicon) -> list[tuple[int, int, in
             # A link's shown text, written whole, names what it links to; a piece of it
             # ("[[ADR-001 Flutter for the Atlas client]]") is no name of its own.
             titled, at_start = not shown, False
-        # A possessive ends a name: "Chen's Board Meeting" is two runs.
+        # A possessive ends a name: "Chen's Board Meeting" is two runs, and what follows it
+        # is the owner's thing or a piece of a longer name ("the People's Armed Forces").
         first = 0
         for idx, (_, _, word) in enumerate(words):
             if _possessive(word) and idx + 1 < len(words):
-                _take_run(words[first : idx + 1], spans, lexicon, at_start and first == 0, titled)
+                _take_run(words[first : idx + 1], spans, lexicon, at_start and first == 0, titled or first > 0)
                 first = idx + 1
-        _take_run(words[first:], spans, lexicon, at_start and first == 0, titled)
+        _take_run(words[first:], spans, lexicon, at_start and first == 0, titled or first > 0)
     return spans
 
 
@@ -626,15 +656,27 @@ def _take_run(
     piece: list[tuple[int, int, str]] = []
     for item in [*run, None]:
         if item is None or (item[2].casefold() in stop_words and item[2] not in connectors):
-            rest, after_title = _without_title(piece, lexicon)
-            if after_title == TITLED or (after_title == WRITTEN and evidence == OPENING):
-                evidence_of_rest = after_title
-            else:
-                evidence_of_rest = evidence
-            _take_piece(rest, spans, connectors, evidence_of_rest)
+            for part in _at_inner_title(piece, lexicon):
+                rest, after_title = _without_title(part, lexicon)
+                if after_title == TITLED or (after_title == WRITTEN and evidence == OPENING):
+                    evidence_of_rest = after_title
+                else:
+                    evidence_of_rest = evidence
+                _take_piece(rest, spans, connectors, evidence_of_rest)
             piece = []
         else:
             piece.append(item)
+
+
+def _at_inner_title(piece: list[tuple[int, int, str]], lexicon: Lexicon) -> list[list[tuple[int, int, str]]]:
+    """A piece split before a title that stands before a name inside it: "Acme Labs CEO Jane
+    Doe" is Acme Labs and CEO Jane Doe, "American President Harry Truman" President Harry
+    Truman (and American, no name alone)."""
+    for at in range(1, len(piece)):
+        if piece[at][2].casefold() in lexicon.name_titles and piece[at - 1][2].casefold() not in lexicon.job_titles:
+            if at + 1 < len(piece):
+                return [piece[:at], piece[at:]]
+    return [piece]
 
 
 def _without_title(
@@ -651,11 +693,11 @@ def _without_title(
     while at < len(piece) and piece[at][2].casefold() in lexicon.job_titles:
         at += 1
     end = len(piece)
-    while end > at and piece[end - 1][2].casefold() in lexicon.job_titles:
+    while end > at and piece[end - 1][2].casefold() in lexicon.name_titles:
         end -= 1
     rest = piece[at:end]
     if rest and rest[-1][2].casefold() in lexicon.person_nouns:
-        return [], False
+        return [], None
     if not at:
         return rest, None
     # "Partner Sarah Guo": a title that stands before a name as an honorific does, and

@@ -199,8 +199,14 @@ ENGLISH = Lexicon(
     job_titles=frozenset({
         "head", "vp", "svp", "evp", "avp", "chief", "senior", "junior", "principal", "partner", "managing",
         "lead", "staff", "ceo", "cto", "cfo", "coo", "cpo", "cmo", "founder", "co-founder", "cofounder",
+        "president", "senator", "governor", "mayor", "detective", "professor", "sir", "dame",
+        "dr", "mr", "mrs", "ms",
     }),
-    name_titles=frozenset({"partner", "ceo", "cto", "cfo", "coo", "cpo", "cmo", "founder", "co-founder", "cofounder"}),
+    name_titles=frozenset({
+        "vp", "svp", "evp", "avp", "partner", "ceo", "cto", "cfo", "coo", "cpo", "cmo", "founder", "co-founder", "cofounder",
+        "president", "senator", "governor", "mayor", "detective", "professor", "sir", "dame",
+        "dr", "mr", "mrs", "ms",
+    }),
     abbreviations=frozenset({
         "dr", "mr", "mrs", "ms", "mx", "prof", "sr", "jr", "st", "rev", "hon", "gen", "col", "capt", "lt", "sgt",
         "inc", "ltd", "corp", "co", "vs", "no", "approx", "ca", "cf", "fig", "vol",
