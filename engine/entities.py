@@ -352,6 +352,10 @@ def _work_titles(text: str, lexicon: Lexicon) -> list[tuple[int, int]]:
         words = [w.group() for w in _WORD.finditer(text, start, end)]
         if not 2 <= len(words) <= _MAX_TITLE_WORDS or not text[start].isupper():
             continue
+        if words[0].casefold() in lexicon.articles and len(words) > 2:
+            # "The Mom Test" is asked about, and written, as "Mom Test" too.
+            start = text.index(words[1], start + len(words[0]))
+            words = words[1:]
         capitals = [w for w in words if w[0].isupper()]
         if len(capitals) < 2 or all(w.isupper() for w in capitals):
             continue
@@ -382,14 +386,13 @@ def _capitalized_phrases(text: str, lexicon: Lexicon) -> list[tuple[int, int, in
             # A link's shown text, written whole, names what it links to; a piece of it
             # ("[[ADR-001 Flutter for the Atlas client]]") is no name of its own.
             titled, at_start = not shown, False
-        # A possessive ends a name: "Chen's Board Meeting" is two runs, and what follows it
-        # is the owner's thing or a piece of a longer name ("the People's Armed Forces").
+        # A possessive ends a name: "Chen's Board Meeting" is two runs.
         first = 0
         for idx, (_, _, word) in enumerate(words):
             if _possessive(word) and idx + 1 < len(words):
-                _take_run(words[first : idx + 1], spans, lexicon, at_start and first == 0, titled or first > 0)
+                _take_run(words[first : idx + 1], spans, lexicon, at_start and first == 0, titled)
                 first = idx + 1
-        _take_run(words[first:], spans, lexicon, at_start and first == 0, titled or first > 0)
+        _take_run(words[first:], spans, lexicon, at_start and first == 0, titled)
     return spans
 
 
@@ -644,11 +647,13 @@ def _take_run(
     if at_start:
         # A capital at a sentence's start says nothing: the sentence's verb, adverb or
         # function word is no part of the name after it ("Led Series B for …", "Whereas
-        # Treg cells …", "Previously Feluda …"); a capital after it was chosen.
-        opened = len(run)
+        # Treg cells …", "Previously Feluda …"); a capital after it was chosen, but not one
+        # after a section's label in capitals ("METHODS Differentiation of …").
+        chosen = False
         while run and lexicon.opens_no_name(run[0][2]):
+            chosen = chosen or not run[0][2].isupper()
             run = run[1:]
-        if len(run) == opened and not titled:
+        if not chosen and not titled:
             evidence = OPENING
     if title_case:
         evidence = TITLED
