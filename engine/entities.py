@@ -29,6 +29,7 @@ __all__ = [
     "extract_names",
     "fold_accents",
     "fold_case",
+    "in_other_language",
     "is_title_word",
     "normalize",
     "read_names",
@@ -221,9 +222,13 @@ def extract_names(text: str, lexicon: Lexicon = ENGLISH) -> list[str]:
     return [name for name, _evidence in read_names(text, lexicon)]
 
 
-def read_names(text: str, lexicon: Lexicon = ENGLISH) -> list[tuple[str, int]]:
+def read_names(text: str, lexicon: Lexicon = ENGLISH, *, foreign: bool | None = None) -> list[tuple[str, int]]:
     """The names text may hold, each with its evidence (WRITTEN, OPENING or TITLED), deduped
-    by key in written order; a name written several ways keeps its strongest evidence."""
+    by key in written order; a name written several ways keeps its strongest evidence.
+
+    `foreign` says whether the text `text` was cut from (a note, for a chunk) is in another
+    language than the lexicon's (`in_other_language`): a paragraph too short to tell is
+    taken to be in that text's; None reads it from `text` itself."""
     found: list[tuple[int, str, int]] = []
     # One byte per character marks text already claimed by a URL, e-mail or file (1) or a
     # phrase (_PHRASE), so that overlap checks stay O(span) however many names the text holds.
@@ -251,7 +256,7 @@ def read_names(text: str, lexicon: Lexicon = ENGLISH) -> list[tuple[str, int]]:
         for start, end in _work_titles(text, lexicon):
             if not around.in_code_or_heading(start, end):
                 claim(start, end, text[start:end], WRITTEN, _PHRASE)
-    for start, end, evidence in _capitalized_phrases(text, lexicon):
+    for start, end, evidence in _capitalized_phrases(text, lexicon, foreign):
         claim(start, end, text[start:end], evidence, _PHRASE)
     for m in _CAMEL_IDENTIFIER.finditer(text):
         if _ACRONYM_PLURAL.fullmatch(m.group()):
@@ -266,15 +271,15 @@ def read_names(text: str, lexicon: Lexicon = ENGLISH) -> list[tuple[str, int]]:
             claim(m.start(), m.end(), m.group(), WRITTEN)
 
     found.sort(key=lambda item: item[0])
-    at: dict[str, int] = {}
+    place: dict[str, int] = {}
     names: list[tuple[str, int]] = []
     for _, name, evidence in found:
         key = normalize(name)
         if not key:
             continue
-        seen = at.get(key)
+        seen = place.get(key)
         if seen is None:
-            at[key] = len(names)
+            place[key] = len(names)
             names.append((name, evidence))
         elif evidence < names[seen][1]:
             names[seen] = (names[seen][0], evidence)
@@ -364,16 +369,18 @@ def _work_titles(text: str, lexicon: Lexicon) -> list[tuple[int, int]]:
     return spans
 
 
-def _capitalized_phrases(text: str, lexicon: Lexicon) -> list[tuple[int, int, int]]:
+def _capitalized_phrases(text: str, lexicon: Lexicon, foreign: bool | None = None) -> list[tuple[int, int, int]]:
     """Spans of 2-5 word capitalised phrases with their evidence, split at stop words, possessives trimmed."""
     spans: list[tuple[int, int, int]] = []
-    around = _Surroundings(text, lexicon)
+    around = _Surroundings(text, lexicon, foreign)
     # The regex finds runs of 2+ capitalised words in C; Python only looks at those runs.
     for run_match in _cap_run(lexicon.name_connectors).finditer(text):
         start, end = run_match.span()
         words = [(m.start(), m.end(), m.group()) for m in _WORD.finditer(text, start, end)]
         if text[end : end + 1] in _GLUE and text[end + 1 : end + 2].isalnum():
             words.pop()  # "Oakland R&D": the last letter is an abbreviation's, not the name's
+        if words and len(words[0][2]) == 1 and _AFTER_NUMBER.search(text, max(0, start - 4), start):
+            words.pop(0)  # "at 9.4 T. Chronic hypoxia": a unit's letter, no initial
         shown = around.in_link(start, end)
         if shown is None:
             # A run beside "&" is a piece of a longer name ("National Surgical Adjuvant Breast
@@ -443,6 +450,7 @@ def _opens_line(text: str, at: int) -> bool:
 
 
 _GLUE = frozenset("&+")
+_AFTER_NUMBER = re.compile(r"\d[ \t]+$")
 _AMPERSAND = re.compile(r"[ \t]+&[ \t]+\w")
 _AMPERSAND_BEFORE = re.compile(r"&[ \t]+$")
 # A heading, or a callout's title ("> [!info]- Mac OS").
@@ -456,19 +464,25 @@ _FOREIGN_WORDS, _FOREIGN_STOPS, _FOREIGN_UNKNOWN = 8, 0.15, 0.4
 _WORD_PARTS = re.compile(r"[-'’]")
 
 
-def _foreign(text: str, start: int, end: int, lexicon: Lexicon) -> bool:
+def _foreign(text: str, start: int, end: int, lexicon: Lexicon) -> bool | None:
     """Whether a paragraph is in a language the lexicon does not read: terse English (a log
-    line, a table) has few stop words too, but its words are the language's words."""
+    line, a table) has few stop words too, but its words are the language's words. None
+    when it has too few lower-case words to tell."""
     known = lexicon.known_words()
     if not known:
         return False
     lowered = [m.group() for m in _WORD.finditer(text, start, end) if m.group()[0].islower()]
     if len(lowered) < _FOREIGN_WORDS:
-        return False
+        return None
     if sum(word in lexicon.stop_words for word in lowered) >= _FOREIGN_STOPS * len(lowered):
         return False
     parts = [part for word in lowered for part in _WORD_PARTS.split(word) if part]
     return sum(part not in known for part in parts) > _FOREIGN_UNKNOWN * len(parts)
+
+
+def in_other_language(text: str, lexicon: Lexicon = ENGLISH) -> bool:
+    """Whether a text (a note) is, as a whole, in another language than the lexicon's."""
+    return bool(_foreign(text, 0, len(text), lexicon))
 
 
 class _Surroundings:
@@ -476,7 +490,7 @@ class _Surroundings:
     a quotation's, code's, an emphasised label's, a link's or another language's. Runs are asked about in written order; each line and paragraph is read
     once, so the whole is linear."""
 
-    def __init__(self, text: str, lexicon: Lexicon) -> None:
+    def __init__(self, text: str, lexicon: Lexicon, foreign: bool | None = None) -> None:
         self._text = text
         self._lexicon = lexicon
         # The line of the last run: start, end, whether it is titled whole (a heading, a
@@ -486,6 +500,7 @@ class _Surroundings:
         self._fenced = False  # inside a fenced code block, as of `_fences_read`
         self._fences_read = 0
         self._paragraph = (0, -1, False)  # start, end, foreign
+        self._text_foreign = foreign  # the whole text's language, read when first needed
         self._links: list[tuple[int, int, int, int]] | None = None  # start, end, shown start, shown end
         self._link_starts: list[int] = []
 
@@ -536,7 +551,14 @@ class _Surroundings:
             start = text.rfind("\n\n", 0, at) + 1
             end = text.find("\n\n", at)
             end = len(text) if end < 0 else end
-            foreign = _foreign(text, start, end, self._lexicon)
+            read = _foreign(text, start, end, self._lexicon)
+            if read is None:
+                # Too short to tell ("Teilnehmende: Dr. Katrin Vogel (Leiterin …)"): the text's
+                # language is the paragraph's, read once.
+                if self._text_foreign is None:
+                    self._text_foreign = in_other_language(text, self._lexicon)
+                read = self._text_foreign
+            foreign = read
             self._paragraph = (start, end, foreign)
         return foreign
 
@@ -678,9 +700,9 @@ def _at_inner_title(piece: list[tuple[int, int, str]], lexicon: Lexicon) -> list
     Doe" is Acme Labs and CEO Jane Doe, "American President Harry Truman" President Harry
     Truman (and American, no name alone)."""
     for at in range(1, len(piece)):
-        if piece[at][2].casefold() in lexicon.name_titles and piece[at - 1][2].casefold() not in lexicon.job_titles:
-            if at + 1 < len(piece):
-                return [piece[:at], piece[at:]]
+        title = piece[at][2].casefold() in lexicon.name_titles
+        if title and piece[at - 1][2].casefold() not in lexicon.job_titles and at + 1 < len(piece):
+            return [piece[:at], piece[at:]]
     return [piece]
 
 

@@ -26,7 +26,13 @@ from engine.channels.base import Channel, VectorIndex
 from engine.chunking import CHUNKER_VERSION, chunk_note
 from engine.config import EngineConfig
 from engine.embedder import Embedder, Vectors, parallel_batches_of
-from engine.entities import TITLED, extract_capitalized_words, normalize, read_names
+from engine.entities import (
+    TITLED,
+    extract_capitalized_words,
+    in_other_language,
+    normalize,
+    read_names,
+)
 from engine.lexicon import lexicon_for
 from engine.notes import remove_stale_temps
 from engine.records import Chunk, NoteInfo, ParsedNote, Progress, ReindexReport, SkippedFile
@@ -557,8 +563,9 @@ def _prepare(item: _Unparsed, max_words: int, overlap_words: int, language: str 
     note = parse_note(path, text)
     chunks = chunk_note(note, max_words, overlap_words)
     mentions: list[tuple[int, str, int]] = []
+    foreign = in_other_language(note.body, lexicon)  # for a paragraph too short to say its language
     for chunk in chunks:
-        names = read_names(chunk.text, lexicon)
+        names = read_names(chunk.text, lexicon, foreign=foreign)
         mentions.extend((chunk.ordinal, name, evidence) for name, evidence in names)
         # Single capitalised words become edges only where they are a note's title (graph).
         named = {normalize(name) for name, _evidence in names}

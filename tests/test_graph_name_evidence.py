@@ -79,7 +79,7 @@ _NOTES = {
     ),
     "Companies/Lattice.md": "# Lattice - Enterprise Software Startup\n\nLattice sells to mid-market teams; Kestrel Cloud hosts its models.\n",
     "Meetings/Partnertreffen.md": (
-        "# Partnertreffen\n\n## Offene Punkte\n\nDer Export wird bis Ende Mai fertiggestellt. Ein Wasserverband in "
+        "# Partnertreffen\n\nTeilnehmende: Dr. Katrin Vogel (Leiterin Produktentwicklung)\n\n## Offene Punkte\n\nDer Export wird bis Ende Mai fertiggestellt. Ein Wasserverband in "
         "Brandenburg wäre bereit, und die Kunden erfassen Zustandsdaten von Hydranten noch auf Papier.\n"
     ),
     "Log.md": "# Log\n\nMarcus Webb called about the budget.\n\nHires VP of Engineering Marcus Webb from Fetch Robotics.\n",
@@ -106,7 +106,8 @@ def test_only_phrases_with_evidence_become_names(tmp_path: Path) -> None:
         # quotes, and a name that opens sentences in two notes (Marcus Webb).
         assert names == {"Orbit Robotics", "Kestrel Cloud", "Fetch Robotics", "Marcus Webb", "Designing for Quiet Machines"}
         # One note opening a sentence with it is no evidence (Zoe Quint); nor a heading, a
-        # label, code, a job title's rest or a German sentence's nouns.
+        # label, code, a job title's rest or a German note's nouns (in a line too short to
+        # say its language, the note's is taken).
 
 
 def test_title_case_text_names_the_known_names_inside_it(tmp_path: Path) -> None:

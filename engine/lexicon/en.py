@@ -199,13 +199,13 @@ ENGLISH = Lexicon(
     job_titles=frozenset({
         "head", "vp", "svp", "evp", "avp", "chief", "senior", "junior", "principal", "partner", "managing",
         "lead", "staff", "ceo", "cto", "cfo", "coo", "cpo", "cmo", "founder", "co-founder", "cofounder",
-        "president", "senator", "governor", "mayor", "detective", "professor", "sir", "dame",
-        "dr", "mr", "mrs", "ms",
+        "president", "senator", "governor", "mayor", "chancellor", "minister", "detective", "professor", "sir",
+        "dame", "dr", "mr", "mrs", "ms", "md",
     }),
     name_titles=frozenset({
         "vp", "svp", "evp", "avp", "partner", "ceo", "cto", "cfo", "coo", "cpo", "cmo", "founder", "co-founder", "cofounder",
-        "president", "senator", "governor", "mayor", "detective", "professor", "sir", "dame",
-        "dr", "mr", "mrs", "ms",
+        "president", "senator", "governor", "mayor", "chancellor", "minister", "detective", "professor", "sir",
+        "dame", "dr", "mr", "mrs", "ms", "md",
     }),
     abbreviations=frozenset({
         "dr", "mr", "mrs", "ms", "mx", "prof", "sr", "jr", "st", "rev", "hon", "gen", "col", "capt", "lt", "sgt",
