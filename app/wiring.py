@@ -34,6 +34,9 @@ def open_engine(
     else:
         engine = Engine.open(vault, config.engine, index_dir=directory, embedder=embedder)
     engine.prepare_for_typing()  # the front ends stay open: the first keystrokes find the tables built
+    # While a front end holds the index open, `engine search`, `context` and `status` ask it
+    # over a socket only this user can use, and answer at once (engine/serve.py).
+    engine.answer_locally()
     return engine
 
 

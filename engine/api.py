@@ -43,6 +43,7 @@ from engine.errors import (
 from engine.indexer import Indexer, ProgressFn
 from engine.indexes import Indexes
 from engine.lexicon import lexicon_for
+from engine.pickers import choose_notes
 from engine.query import QueryPlan
 from engine.records import (
     Backlink,
@@ -56,6 +57,7 @@ from engine.records import (
     LinkingNote,
     LinkUpdate,
     Neighbor,
+    NoteChoice,
     NoteSection,
     NoteText,
     NoteView,
@@ -70,6 +72,7 @@ from engine.records import (
 from engine.search import Searcher, channel_depth
 from engine.search.ranking import STAGE_NAMES
 from engine.search.why import explain_rank
+from engine.serve import AnswerServer
 from engine.storage import (
     WriterLock,
     check_index_dir,
@@ -158,6 +161,7 @@ class Engine:
         # that the derived indexes and the link table do not reflect yet.
         self._derived_lag = False
         self._lock = WriterLock(index_dir / "writer.lock")
+        self._answers: AnswerServer | None = None
         # Repairs write to the index, so only a process that can take the writer lock
         # makes them; while another process writes, this one just reads.
         with index_writes():  # `open` builds an engine inside _long_lived_heap
@@ -424,6 +428,9 @@ class Engine:
         if getattr(self, "_closed", False):
             return
         self._closed = True
+        answers = getattr(self, "_answers", None)
+        if answers is not None:
+            answers.close()  # before the channels it searches go
         self._indexer.request_stop()
         self._stop_preparing()
         self._searcher.close()
@@ -438,6 +445,24 @@ class Engine:
                 log.warning("could not save the graph: %s", exc)
         self._indexes.close(vouch=writer)
         self._lock.release()
+
+    def answer_locally(self) -> bool:
+        """Answer `engine search`, `context` and `status` for this index from this process, over
+        a socket in the index folder only its owner can use (engine/serve.py), until `close`.
+
+        For front ends that keep the index open (the TUI, the web view, `engine watch`, the MCP
+        server): the command then answers in milliseconds instead of opening the index itself.
+
+        Returns:
+            False when another process answers for this index already, or no local socket
+            can be made here (the command then opens the index itself, as without this).
+        """
+        if self._answers is not None:
+            return self._answers.serving
+        from engine.answers import answer_request
+
+        self._answers = AnswerServer(self.index_dir, lambda question: answer_request(self, question))
+        return self._answers.start()
 
     def __enter__(self) -> Engine:
         return self
@@ -674,7 +699,8 @@ class Engine:
         """
         path = self.find_note(note)
         if path is None:
-            raise NoteNotFound(_not_found(note, self.nearest_notes(note)))
+            nearest = tuple((choice.path, choice.title) for choice in self.note_choices(note, limit=5))
+            raise NoteNotFound(_not_found(note, nearest), name=note, nearest=nearest)
         limit = max(1, limit)
         results = self.search(
             query,
@@ -794,6 +820,18 @@ class Engine:
         titles = {row.path: row.title for row in names}
         out = list(dict.fromkeys(choices[k] for k in close))[:limit]
         return [(p, titles[p]) for p in out]
+
+    def note_choices(self, text: str, *, limit: int = 8) -> list[NoteChoice]:
+        """The notes a note picker offers for `text`, best first: titles and aliases matched as the
+        quick switcher matches them (whole, from the start, a word's start, anywhere, the letters
+        in order), then the nearest spellings, so that a picker never comes back empty-handed
+        for a typo.
+
+        Args:
+            text: what was typed (case and accents aside); empty: no choices.
+            limit: how many choices at most.
+        """
+        return choose_notes(self._catalog.note_names(), text, limit=limit)
 
     def plan(self, query: str, *, as_you_type: bool = True) -> QueryPlan:
         """What the engine reads from a query: words, stems, the typed prefix, named entities,
@@ -1268,6 +1306,7 @@ class Engine:
                 "graph": self._graph.count(),
             },
             backlog=backlog,
+            structure=self._searcher.structure_text(),
         )
 
     def _backlog(self, model_id: str) -> EmbeddingBacklog:
@@ -1287,6 +1326,11 @@ class Engine:
             )
         texts, chars = self._catalog.backlog_size(model_id)
         return EmbeddingBacklog(texts=texts, chars=chars, chars_per_s=rate, eta_s=eta_seconds(chars, rate))
+
+    @property
+    def has_model(self) -> bool:
+        """Whether this engine has an embedding model (the vector channel can answer)."""
+        return self._embedder is not None
 
     @property
     def writer(self) -> str | None:

@@ -12,7 +12,15 @@ import os
 import sys
 from collections.abc import Callable
 
-from engine.errors import CairnError, ConfigError, IndexCorrupt, IndexLocked, VaultNotFound
+from engine.errors import (
+    CairnError,
+    ConfigError,
+    IndexCorrupt,
+    IndexLocked,
+    NoteNotFound,
+    UnsafePath,
+    VaultNotFound,
+)
 
 __all__ = ["EXIT_HELP", "Exit", "exit_code", "run_console"]
 
@@ -27,6 +35,7 @@ class Exit(enum.IntEnum):
     INDEX_LOCKED = 4
     INDEX_CORRUPT = 5
     QUALITY_BELOW_FLOOR = 6
+    NOTE_NOT_FOUND = 7
     OUTPUT_CLOSED = 141
 
 
@@ -34,11 +43,12 @@ class Exit(enum.IntEnum):
 EXIT_HELP = """exit codes:
   0    success
   1    unexpected error
-  2    usage error (bad arguments, bad configuration)
+  2    usage error (bad arguments, bad configuration, a path outside the vault)
   3    the vault folder does not exist
   4    another process is writing the index
   5    the index is damaged beyond automatic repair
   6    eval: a metric fell below a --min-* floor
+  7    no note has the name given (search --why NOTE); the nearest names are listed
   141  the output was closed early (`engine search ... | head -1`), as for SIGPIPE
 """
 
@@ -81,6 +91,8 @@ def exit_code(exc: CairnError) -> int:
         (IndexLocked, Exit.INDEX_LOCKED),
         (IndexCorrupt, Exit.INDEX_CORRUPT),
         (ConfigError, Exit.USAGE),
+        (UnsafePath, Exit.USAGE),
+        (NoteNotFound, Exit.NOTE_NOT_FOUND),
     ):
         if isinstance(exc, kind):
             return int(code)

@@ -46,9 +46,18 @@ class ModelUnavailable(CairnError):
 
 
 class NoteNotFound(CairnError):
-    """A note path is not in the vault."""
+    """A note path is not in the vault.
+
+    `name` is what was asked for, when a person named the note; `nearest` the (path,
+    title) of the notes closest to it, closest first: what a front end offers instead.
+    """
 
     title = "Note not found"
+
+    def __init__(self, message: str, *, name: str = "", nearest: tuple[tuple[str, str], ...] = ()) -> None:
+        super().__init__(message)
+        self.name = name
+        self.nearest = nearest
 
 
 class UnsafePath(CairnError):

@@ -152,6 +152,7 @@ class Indexer:
         report(Progress("scan", 0, 0))
         files, attachments, scan_skipped, candidates = self._files(paths)
         work.skipped.extend(scan_skipped)
+        report(Progress("scan", len(files), len(files)))  # every phase ends at its total
         timings["scan"] = _since(started)
 
         started = time.perf_counter()
@@ -170,6 +171,7 @@ class Indexer:
         to_prepare: list[_Unparsed] = []
         touched: list[tuple[str, float, int]] = []
         seen: set[str] = set()
+        report(Progress("read", 0, len(files)))
         for done, vf in enumerate(files, start=1):
             if done % 500 == 0 or done == len(files):
                 report(Progress("read", done, len(files), vf.path))
@@ -198,6 +200,7 @@ class Indexer:
         timings["parse"] = _since(started)
 
         started = time.perf_counter()
+        report(Progress("catalog", 0, len(pending) + len(gone)))
         if self._catalog.generation != self._resolver_generation:
             self._resolver = None  # another process wrote the catalog since
         names_changed = self._names_changed(pending, gone, known, rescanned=attachments is not None)
@@ -215,23 +218,37 @@ class Indexer:
             else:
                 self._on_notes_change()
         self._resolver_generation = self._catalog.generation
+        report(Progress("catalog", len(pending) + len(gone), len(pending) + len(gone)))
         timings["catalog"] = _since(started)
 
+        # The count each phase shows is the notes it goes through: all of them when it
+        # rebuilds, the changed and removed ones when it updates.
+        changed_count = len(changed_paths) + len(gone)
+
+        def all_notes() -> int:
+            return len(seen) if paths is None else int(self._catalog.counts()["notes"])
+
         started = time.perf_counter()
-        report(Progress("fulltext", 0, len(changed_paths)))
-        if full or (changed_paths and self._fulltext.count() == 0):
+        rebuild = full or bool(changed_paths and self._fulltext.count() == 0)
+        fulltext_total = all_notes() if rebuild else changed_count
+        report(Progress("fulltext", 0, fulltext_total))
+        if rebuild:
             self._fulltext.rebuild(self._catalog)  # a first build: add, never update
         elif changed_paths or gone:
             self._fulltext.update(self._catalog, changed_paths, gone)
+        report(Progress("fulltext", fulltext_total, fulltext_total))
         timings["fulltext"] = _since(started)
 
         started = time.perf_counter()
-        report(Progress("graph", 0, 1))
-        if full or ((changed_paths or gone) and names_changed):
+        rebuild = full or bool((changed_paths or gone) and names_changed)
+        graph_total = all_notes() if rebuild else changed_count
+        report(Progress("graph", 0, graph_total))
+        if rebuild:
             # Links in untouched notes may now resolve elsewhere: only a rebuild sees that.
             self._graph.rebuild(self._catalog)
         elif changed_paths or gone:
             self._graph.update(self._catalog, changed_paths, gone)
+        report(Progress("graph", graph_total, graph_total))
         timings["graph"] = _since(started)
 
         embedded = 0
@@ -242,8 +259,10 @@ class Indexer:
             timings["embed"] = _since(started)
         started = time.perf_counter()
         if paths is None or changed_paths or gone:  # a save that changed nothing has no vectors to move
+            report(Progress("vectors", 0, changed_count))
             self._vectors.update(self._catalog, changed_paths, gone)
             self._vectors.save()
+            report(Progress("vectors", changed_count, changed_count))
         timings["vectors"] = _since(started)
 
         return ReindexReport(

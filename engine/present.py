@@ -36,6 +36,20 @@ from engine.vault.callouts import TONE_RGB, Callout, CalloutStyle
 from engine.vault.links import WIKILINK, WikiParts, split_wikilink
 from engine.vault.parse import link_spans
 from engine.vault.plain import plain_text
+from engine.vocabulary import (
+    CHANNEL_WORDS,
+    LABEL_WORDS,
+    channel_word,
+    hit_label,
+    hit_reasons,
+    label_text,
+    meaning_strength,
+    ordinal,
+    phase_text,
+    plain_badges,
+    query_sentences,
+    strength_bar,
+)
 
 if TYPE_CHECKING:
     from engine.vault.markup import (
@@ -72,7 +86,9 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "CHANNEL_LABELS",
+    "CHANNEL_WORDS",
     "IMAGE_SUFFIXES",
+    "LABEL_WORDS",
     "NEAREST_SHOWN",
     "NO_CONFIDENT_MATCH",
     "QUERY_SYNTAX_HELP",
@@ -90,6 +106,7 @@ __all__ = [
     "backlink_to_json",
     "backlog_to_json",
     "badges",
+    "channel_word",
     "colliding_titles",
     "context_text",
     "context_to_json",
@@ -98,16 +115,24 @@ __all__ = [
     "duration_text",
     "footnote_number",
     "highlighted",
+    "hit_label",
+    "hit_reasons",
     "hit_to_json",
+    "label_text",
     "link_spans",
+    "meaning_strength",
     "next_hop_text",
     "note_to_json",
     "obsidian_markdown",
     "one_line",
+    "ordinal",
     "parse_markdown",
+    "phase_text",
+    "plain_badges",
     "plain_text",
     "printable_path",
     "progress_text",
+    "query_sentences",
     "query_without",
     "reading_text",
     "reading_to_json",
@@ -120,6 +145,7 @@ __all__ = [
     "split_hits",
     "split_wikilink",
     "status_to_json",
+    "strength_bar",
     "typed_as_text",
     "vectors_text",
     "watch_line",
@@ -203,6 +229,12 @@ def hit_to_json(hit: Hit) -> dict[str, Any]:
         out["flat_scan"] = list(hit.flat_scan)
     if hit.next_hop is not None:
         out["next_hop"] = {"from": hit.next_hop[0], "names": list(hit.next_hop[1])}
+    # The same evidence in the words the front ends show (engine/vocabulary.py).
+    out["plain"] = {
+        "label": hit_label(hit),
+        "evidence": [badge.text for badge in plain_badges(hit)],
+        "why": hit_reasons(hit),
+    }
     return out
 
 
@@ -234,6 +266,7 @@ def results_to_json(results: SearchResults) -> dict[str, Any]:
         "clauses": list(results.clauses),
         "plan": reading_to_json(results.reading),
         "confident": results.confident,
+        "stages": [{"stage": record.stage, "said": list(record.said)} for record in results.trace.stages],
         "ms": results.total_ms,
     }
 
@@ -311,6 +344,8 @@ def typed_as_text(reading: QueryReading) -> str:
     typed = reading.typed_as[: len(reading.prefix)]  # as written: the plan's prefix is in lower case
     if typed.casefold() != reading.prefix.casefold():
         typed = reading.prefix
+    if typed.casefold() == reading.typed_as.casefold():
+        return ""  # searched as typed: nothing to say
     return f"“{typed}” searched by meaning as “{reading.typed_as}”"
 
 
@@ -378,6 +413,7 @@ def status_to_json(status: IndexStatus) -> dict[str, Any]:
         "last_update": status.last_update,
         "skipped": [{"path": s.path, "reason": s.reason} for s in status.skipped],
         "backlog": backlog_to_json(status.backlog),
+        "structure": status.structure,
     }
 
 
@@ -418,7 +454,8 @@ def vectors_text(status: IndexStatus) -> str:
 def progress_text(progress: Progress) -> str:
     """A reindex step on one line: "embedding 1,204/64,922 · opened notes first · about 9 min left"."""
     if progress.phase != "embed":
-        return f"indexing: {progress.phase} {progress.done}/{progress.total}"
+        count = f" {progress.done:,}/{progress.total:,}" if progress.total else ""
+        return f"indexing: {phase_text(progress.phase)}{count}"
     parts = [f"embedding {progress.done:,}/{progress.total:,}"]
     if progress.order:
         parts.append(_order_text(progress.order, None).removeprefix("embedding "))
@@ -538,8 +575,31 @@ def why_to_json(report: WhyReport) -> dict[str, Any]:
     }
 
 
-def why_lines(report: WhyReport) -> list[str]:
-    """`engine search --why` as text: the note's place, each channel's view of it, the reasons."""
+def why_lines(report: WhyReport, *, raw: bool = False) -> list[str]:
+    """`engine search --why` as text: the note's place, each channel's view of it, the reasons.
+
+    In plain words by default; `raw` adds the fused score, each channel's raw score, the
+    factor fusion applied and its vote (what `--explain --raw` shows).
+    """
+    if raw:
+        return _why_lines_raw(report)
+    place = report.reasons[0] if report.reasons else (
+        f"{ordinal(report.rank)} of the results" if report.rank is not None else "not in the results"
+    )
+    lines = [f"{one_line(report.title)} ({one_line(report.path)}): {one_line(place)}"]
+    for c in report.channels:
+        name = channel_word(c.channel)
+        if c.status == "unavailable":
+            lines.append(f"  by {name:<8} did not run")
+        elif c.rank is None:
+            lines.append(f"  by {name:<8} not found" + (f" (it found {c.listed} others)" if c.listed else ""))
+        else:
+            lines.append(f"  by {name:<8} {ordinal(c.rank)} of {c.listed} found")
+    lines.extend(f"  - {one_line(reason)}" for reason in report.reasons[1:])
+    return lines
+
+
+def _why_lines_raw(report: WhyReport) -> list[str]:
     place = f"#{report.rank}" if report.rank is not None else "not ranked"
     lines = [f"{one_line(report.title)} ({one_line(report.path)}): {place}, fused score {report.score:.4f} "
              f"(the last of {report.shown} shown: {report.cutoff:.4f})"]
@@ -548,7 +608,7 @@ def why_lines(report: WhyReport) -> list[str]:
         if c.status == "unavailable":
             lines.append(f"  {label:<5} unavailable")
             continue
-        where = f"rank {c.rank} of {c.listed}" if c.rank is not None else f"not in its {c.listed}"
+        where = f"rank {c.rank} of {c.listed}" if c.rank is not None else f"not among its {c.listed}"
         score = f", score {c.score:.4f}" if c.score is not None else ""
         lines.append(f"  {label:<5} {where}{score}; fusion counts {c.counted}, factor {c.factor:g}, vote {c.vote:.4f}")
     lines.extend(f"  - {one_line(reason)}" for reason in report.reasons)

@@ -578,11 +578,25 @@ class IndexStatus:
     channel_counts: dict[ChannelName, int] = field(default_factory=dict)
     # None when every chunk has its vector (or there is no model).
     backlog: EmbeddingBacklog | None = None
+    # Whether the ranking's structure pack is on for this vault, and why, in words.
+    structure: str = ""
 
     @property
     def embedded_fraction(self) -> float:
         """Share of chunks that have an embedding (1.0 for an empty vault)."""
         return 1.0 if self.chunks == 0 else self.embedded_chunks / self.chunks
+
+
+@dataclass(frozen=True)
+class NoteChoice:
+    """A note a picker offers for what was typed: its path and title, the name that matched
+    (the title, an alias or the path) and how (`exact`, `prefix`, `word`, `contains`,
+    `letters`: the typed letters in order; `nearest`: only a close spelling)."""
+
+    path: str
+    title: str
+    matched: str
+    how: str
 
 
 @dataclass(frozen=True)

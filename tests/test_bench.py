@@ -159,3 +159,24 @@ def test_syntax_queries_use_the_query_language(tmp_path: Path) -> None:
     vocabulary = {w.lower().strip(".,;:!?()[]#*\"'") for path in vault.paths for w in (vault.root / path).read_text().split()}
     typos = [q for q, p in zip(queries, parsed, strict=True) if not p.has_syntax]
     assert typos and all(q.split()[0] not in vocabulary for q in typos), "a word one slip away from the vault's"
+
+
+@pytest.mark.slow
+def test_answers_bench_times_every_path_beside_ripgrep(tmp_path: Path) -> None:
+    import shutil
+
+    from engine.tools.bench_answers import render_answers
+
+    done = subprocess.run(
+        [sys.executable, "-m", "engine", "bench", "--answers", "--notes", "60", "--queries", "2", "--no-embed", "--json"],
+        capture_output=True, text=True, cwd=ROOT, timeout=600, check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout)
+    expected = {"python_start", "cold_lexical", "socket_lexical"} | ({"ripgrep"} if shutil.which("rg") else set())
+    assert set(result["paths"]) == expected
+    for row in result["paths"].values():
+        assert row["runs"] >= 3 and 0 < row["min_ms"] <= row["median_ms"] <= row["max_ms"]
+    assert result["notes"] == 60 and result["commit"]
+    table = render_answers(result)
+    assert "answered by engine watch" in table and "--cold (opens the index)" in table

@@ -160,12 +160,15 @@ def test_every_front_end_says_which_clause_found_a_note(tmp_path: Path) -> None:
         eng.reindex()
         results = eng.search(QUESTION, as_you_type=False)
         prague = next(h for h in results.hits if h.path == "Prague.md")
-        assert f"by the clause \u201c{CLAUSE}\u201d" in explain_content(prague, results, False).plain
+        # In words: the passage is close in meaning to the clause; the raw view (F9) names it so too.
+        assert f"in meaning to \u201c{CLAUSE}\u201d" in explain_content(prague, results, False).plain
+        assert f"by the clause \u201c{CLAUSE}\u201d" in explain_content(prague, results, False, raw=True).plain
         assert CLAUSE in _detail(prague.channels["vectors"])
         shown = {h["path"]: h for h in results_to_json(results)["hits"]}
         assert shown["Prague.md"]["channels"]["vectors"]["clause"] == CLAUSE
         assert "clause" not in shown["Clock.md"]["channels"]["vectors"]
         assert results.clauses == (CLAUSE,) and results_to_json(results)["clauses"] == [CLAUSE]
-        assert f"clauses \u201c{CLAUSE}\u201d" in explain_content(None, results, False).plain
+        assert f"Also searched by meaning: \u201c{CLAUSE}\u201d." in explain_content(None, results, False).plain
+        assert f"clauses \u201c{CLAUSE}\u201d" in explain_content(None, results, False, raw=True).plain
         # Full text alone searches no clause, and says so.
         assert eng.search(QUESTION, channels=("fulltext",), as_you_type=False).clauses == ()

@@ -80,8 +80,9 @@ def test_search_json_golden(sample_copy: Path, tmp_path: Path, capsys: pytest.Ca
     for hit in payload["hits"]:
         assert set(hit) == {
             "path", "title", "score", "label", "channels", "snippet",
-            "vector_score", "graph_boost", "traversed", "create_safety",
+            "vector_score", "graph_boost", "traversed", "create_safety", "plain",
         }
+        assert set(hit["plain"]) == {"label", "evidence", "why"}
         assert hit["vector_score"] is None  # no model
         assert hit["create_safety"] in ("exists", "probable", "unknown")
         assert set(hit["snippet"]) == {"text", "heading", "line", "highlights"}
@@ -130,5 +131,130 @@ def test_human_search_shows_badges(sample_copy: Path, tmp_path: Path, capsys: py
     assert main(["search", str(sample_copy), "--index-dir", index, "--no-model", "--explain", "SQLCipher"]) == Exit.OK
     out = capsys.readouterr().out
     assert "Security Review" in out.splitlines()[0]
+    assert "BM25 #1" not in out and "keyword_exact" not in out and "[SQLCipher]" in out
+    assert "all your words" in out.splitlines()[1]
+    assert "It holds all of “sqlcipher”: the best match for your words." in out
+    assert main(["search", str(sample_copy), "--index-dir", index, "--no-model", "--explain", "--raw", "SQLCipher"]) == Exit.OK
+    out = capsys.readouterr().out
     assert "BM25 #1" in out and "keyword_exact" in out and "[SQLCipher]" in out
-    assert "entities recognized" in out
+    assert "entities recognized" in out and "fused score" in out
+
+
+@pytest.fixture
+def indexed_copy(sample_copy: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> list[str]:
+    """The arguments that name an indexed copy of the sample vault (no model)."""
+    index = str(tmp_path / "idx")
+    assert main(["reindex", str(sample_copy), "--index-dir", index, "--no-model"]) == Exit.OK
+    capsys.readouterr()
+    return [str(sample_copy), "--index-dir", index, "--no-model"]
+
+
+def test_vimgrep_lines_point_at_the_matched_word(indexed_copy: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    import re
+
+    assert main(["search", *indexed_copy, "--vimgrep", "offline sync conflicts"]) == Exit.OK
+    lines = capsys.readouterr().out.splitlines()
+    assert lines
+    vault = indexed_copy[0]
+    words = ("offline", "sync", "conflict")
+    for line in lines:
+        found = re.fullmatch(r"(.+?\.md):(\d+):(\d+):(.*)", line)
+        assert found, line
+        path, number, column, text = found.group(1), int(found.group(2)), int(found.group(3)), found.group(4)
+        assert path.startswith(vault + "/")  # as ripgrep prints it: under the folder as given
+        file_line = Path(path).read_text(encoding="utf-8").split("\n")[number - 1]
+        assert text == file_line[:500]
+        at = file_line.encode("utf-8")[column - 1 :].decode("utf-8").casefold()
+        assert column == 1 or at.startswith(words), (line, at[:20])
+    assert any(int(re.fullmatch(r".+?:\d+:(\d+):.*", line).group(1)) > 1 for line in lines)  # type: ignore[union-attr]
+
+
+def test_files_with_matches_lists_the_paths_once(indexed_copy: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["search", *indexed_copy, "-l", "offline sync conflicts"]) == Exit.OK
+    paths = capsys.readouterr().out.splitlines()
+    assert paths and len(set(paths)) == len(paths)
+    assert all(Path(p).is_file() for p in paths)
+    assert paths[0].endswith("Offline Sync Conflicts.md")
+
+
+def test_colour_follows_color_and_no_color(
+    indexed_copy: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert main(["search", *indexed_copy, "sqlcipher"]) == Exit.OK
+    assert "\x1b[" not in capsys.readouterr().out  # not a terminal: no colour
+    assert main(["search", *indexed_copy, "--color", "always", "sqlcipher"]) == Exit.OK
+    coloured = capsys.readouterr().out
+    assert "\x1b[1m" in coloured and "\x1b[1;33mSQLCipher\x1b[0m" in coloured
+    assert main(["search", *indexed_copy, "--color", "always", "--vimgrep", "sqlcipher"]) == Exit.OK
+    assert "\x1b[35m" in capsys.readouterr().out  # paths magenta, as ripgrep's
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert main(["search", *indexed_copy, "sqlcipher"]) == Exit.OK
+    assert "\x1b[" not in capsys.readouterr().out
+    monkeypatch.delenv("NO_COLOR")
+    assert main(["search", *indexed_copy, "sqlcipher"]) == Exit.OK
+    assert "\x1b[" in capsys.readouterr().out
+    assert main(["search", *indexed_copy, "--color", "never", "sqlcipher"]) == Exit.OK
+    assert "\x1b[" not in capsys.readouterr().out
+
+
+def test_a_query_that_starts_with_a_dash_goes_after_double_dash(
+    indexed_copy: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["search", *indexed_copy, "--json", "--", "-android", "sync"]) == Exit.OK
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["query"] == "-android sync"
+    assert any(chip["kind"] == "exclude" for chip in payload["plan"]["chips"])
+    with pytest.raises(SystemExit) as exit_info:
+        main(["search", *indexed_copy, "-android", "sync"])
+    assert exit_info.value.code == Exit.USAGE
+    assert "goes after --: engine search VAULT -- -draft notes" in capsys.readouterr().err
+
+
+def test_exit_codes_are_distinct_and_documented() -> None:
+    from engine.console import EXIT_HELP, exit_code
+    from engine.errors import NoteNotFound, UnsafePath
+
+    codes = [int(code) for code in Exit]
+    assert len(set(codes)) == len(codes)
+    for code in codes:
+        assert f"\n  {code} " in "\n" + EXIT_HELP, f"exit code {code} is not in the help"
+    assert exit_code(NoteNotFound("x")) == Exit.NOTE_NOT_FOUND == 7
+    assert exit_code(UnsafePath("../x")) == Exit.USAGE
+    reference = (Path(__file__).parent.parent / "docs" / "REFERENCE.md").read_text(encoding="utf-8")
+    for code in codes:
+        assert f"| {code} |" in reference, f"exit code {code} is not in docs/REFERENCE.md"
+
+
+def test_reindex_progress_ends_every_phase_at_its_total(sample_copy: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    index = str(tmp_path / "idx")
+    assert main(["reindex", str(sample_copy), "--index-dir", index, "--no-model", "--json"]) == Exit.OK
+    steps = [json.loads(line) for line in capsys.readouterr().err.splitlines()]
+    last: dict[str, dict[str, int]] = {}
+    for step in steps:
+        last[step["phase"]] = step
+    assert {"scan", "read", "parse", "catalog", "fulltext", "graph", "vectors"} <= set(last)
+    for phase, step in last.items():
+        assert step["done"] == step["total"], f"{phase} ended at {step['done']}/{step['total']}"
+    assert last["fulltext"]["total"] == last["graph"]["total"] == 63
+    # Again, nothing changed: every phase still ends, at 0/0 where there is nothing to do.
+    assert main(["reindex", str(sample_copy), "--index-dir", index, "--no-model", "--json"]) == Exit.OK
+    again = {json.loads(line)["phase"]: json.loads(line) for line in capsys.readouterr().err.splitlines()}
+    assert all(step["done"] == step["total"] for step in again.values())
+
+
+def test_the_command_finds_the_index_as_the_engine_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import argparse
+
+    from engine.storage import resolve_index_dir
+    from engine.tools.cli import _index_dir
+
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    for given in (None, tmp_path / "elsewhere"):
+        args = argparse.Namespace(index_dir=given)
+        assert _index_dir(args, vault) == resolve_index_dir(vault, given)  # .cairn not made yet
+        (vault / ".cairn").mkdir(exist_ok=True)
+        assert _index_dir(args, vault) == resolve_index_dir(vault, given)
+    monkeypatch.setenv("CAIRN_INDEX_DIR", str(tmp_path / "from-env"))
+    assert _index_dir(argparse.Namespace(index_dir=None), vault) == resolve_index_dir(vault) == tmp_path / "from-env"

@@ -81,6 +81,10 @@ def test_explain_says_why_a_name_was_taken(tmp_path: Path, capsys: pytest.Captur
     capsys.readouterr()
     assert main(["search", vault, "--index-dir", index, "--no-model", "--explain", "settings of Kubernetes"]) == 0
     out = capsys.readouterr().out
+    assert "Names in your query: Kubernetes (written as a name)." in out
+    assert "“settings” is read as a plain word, not a name: a common word (in " in out
+    assert main(["search", vault, "--index-dir", index, "--no-model", "--explain", "--raw", "settings of Kubernetes"]) == 0
+    out = capsys.readouterr().out
     assert "Kubernetes: written as a name" in out
     assert "settings: not a name, a common word (in " in out
 

@@ -204,3 +204,19 @@ def test_a_confirmed_seed_boosts_the_graph_as_far_as_its_names_cover_the_query()
     assert _names(long, rankings, flat)["people/mia.md"] == 2.0
     unconfirmed = _names(long, {"fulltext": ["elsewhere.md"], "graph": rankings["graph"]}, config)
     assert unconfirmed["people/mia.md"] == pytest.approx(long.coverage(["Demo Day W30"]) ** 0.5)
+
+
+def test_a_title_typed_with_a_slip_is_the_note_the_query_names() -> None:
+    """A query read through a typo ("grph view" as "graph view") names the note so titled."""
+    vault = MemoryVault(titles={"g.md": "Graph view", "x.md": "Glossary"})
+    plan = replace(_plan("grph view"), corrections=(("grph", "graph"),))
+    record = NavigationStage().weigh(stage_context(plan, {}, vault=vault))
+    assert record.floors == ("g.md",)
+    assert NavigationStage().weigh(stage_context(_plan("grph view"), {}, vault=vault)).floors == ()
+
+
+def test_read_through_replaces_whole_words_only() -> None:
+    from engine.search.ranking.navigation import read_through
+
+    assert read_through("grph view of grphs", (("grph", "graph"),)) == "graph view of grphs"
+    assert read_through("Calouts", (("calouts", "callouts"),)) == "callouts"

@@ -222,6 +222,8 @@ def test_the_explain_view_writes_the_relation(tmp_path: Path, capsys: pytest.Cap
     assert main(["reindex", str(vault), "--index-dir", index, "--no-model"]) == 0
     capsys.readouterr()
     assert main(["search", str(vault), "--index-dir", index, "--no-model", "--explain", "Who attended Kickoff?"]) == 0
+    assert "Priya Kumar attended Kickoff" in capsys.readouterr().out
+    assert main(["search", str(vault), "--index-dir", index, "--no-model", "--explain", "--raw", "Who attended Kickoff?"]) == 0
     assert "Priya Kumar —attended→ Kickoff" in capsys.readouterr().out
 
 

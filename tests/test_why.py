@@ -7,6 +7,7 @@ import json
 import pytest
 
 from engine.api import Engine
+from engine.console import Exit
 from engine.errors import NoteNotFound
 from engine.tools.cli import main
 
@@ -44,9 +45,9 @@ def test_a_note_pushed_out_says_which_cut(lexical: Engine) -> None:
     fulltext = next(c for c in report.channels if c.channel == "fulltext")
     assert fulltext.rank is None and any(r.startswith("full text: no word of the query") for r in report.reasons)
     if graph.rank is not None and graph.rank > graph.counted:
-        assert any("fusion counts only its first" in r for r in report.reasons)
+        assert any("; only its first" in r for r in report.reasons)
     vectors = next(c for c in report.channels if c.channel == "vectors")
-    assert vectors.status == "unavailable" and any(r.startswith("vectors did not run") for r in report.reasons)
+    assert vectors.status == "unavailable" and any(r.startswith("search by meaning did not run") for r in report.reasons)
 
 
 def test_a_note_below_the_page_gives_its_score_and_the_cut(lexical: Engine) -> None:
@@ -77,7 +78,10 @@ def test_engine_search_why(lexical: Engine, capsys: pytest.CaptureFixture[str]) 
     assert main(["search", *common, "--why", "Leo Fischer", "--limit", "5"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("Leo Fischer (People/Leo Fischer.md):")
-    assert "GRAPH" in out and "  - " in out
+    assert "by links" in out and "  - " in out and "GRAPH" not in out and "vote" not in out
+    assert main(["search", *common, "--why", "Leo Fischer", "--limit", "5", "--raw"]) == 0
+    raw = capsys.readouterr().out
+    assert "GRAPH" in raw and "fused score" in raw and "vote" in raw
     assert main(["search", *common, "--why", "Priya Kumar", "--json"]) == 0
     payload = json.loads(capsys.readouterr().out)
     assert payload["path"] == "People/Priya Kumar.md" and payload["rank"] >= 1
@@ -87,4 +91,5 @@ def test_engine_search_why(lexical: Engine, capsys: pytest.CaptureFixture[str]) 
 def test_engine_search_why_of_a_missing_note_is_an_error(lexical: Engine, capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["search", str(lexical.vault), "--index-dir", str(lexical.index_dir), "--no-model", QUERY, "--why", "Priya Kumr"])
     err = capsys.readouterr().err
-    assert code != 0 and "Note not found" in err and "Priya Kumar" in err
+    assert code == Exit.NOTE_NOT_FOUND == 7
+    assert "no note is named “Priya Kumr”" in err and "did you mean:\n  Priya Kumar  (People/Priya Kumar.md)" in err

@@ -67,4 +67,4 @@ def test_the_reading_says_what_the_word_was_searched_as(engine: Engine) -> None:
     # Said as typed, in every front end's explain view.
     written = engine.search("How to Ins", as_you_type=True)
     assert typed_as_text(written.reading) == "\u201cIns\u201d searched by meaning as \u201cInstall\u201d"
-    assert "typing \u201cIns\u201d searched by meaning as \u201cInstall\u201d" in explain_content(None, written, False).plain
+    assert "While you type: \u201cIns\u201d searched by meaning as \u201cInstall\u201d." in explain_content(None, written, False).plain

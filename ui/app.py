@@ -62,10 +62,12 @@ class CairnApp(App[None]):
         "styles/editor.tcss",
         "styles/dialogs.tcss",
     ]
+    # The footer keeps Quit in sight at 80 columns: ctrl+k repeats the screens' own Search key
+    # and the theme is one palette entry away, so neither takes the footer's width.
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("ctrl+k", "search", "Search", priority=True),
-        Binding("ctrl+t", "toggle_theme", "Light/dark"),
         Binding("ctrl+q", "quit", "Quit", priority=True),
+        Binding("ctrl+k", "search", "Search", priority=True, show=False),
+        Binding("ctrl+t", "toggle_theme", "Light/dark", show=False),
     ]
     COMMANDS: ClassVar[set[type[Provider] | Callable[[], type[Provider]]]] = {*App.COMMANDS, NoteCommands}
 
@@ -169,6 +171,14 @@ class CairnApp(App[None]):
             answered,
         )
 
+    def _command_help(self, node: object, binding: Binding) -> str:
+        """A palette entry's second line: what the action does and its key, never its title again."""
+        name = binding.action.partition("(")[0].rpartition(".")[2]
+        action = getattr(node, f"action_{name}", None)
+        doc = (getattr(action, "__doc__", None) or "").strip().splitlines()
+        key = binding.key_display or self.get_key_display(binding)
+        return f"{doc[0]} ({key})" if doc else f"key: {key}"
+
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         """The palette holds every action bound on the active screen, plus the built-in ones, each title once."""
         titles: set[str] = set()
@@ -183,8 +193,7 @@ class CairnApp(App[None]):
             if binding.description.casefold() in titles:
                 continue  # Textual's own "Quit" is this app's quit (it asks about unsaved edits)
             titles.add(binding.description.casefold())
-            help_text = f"{binding.description} ({binding.key_display or binding.key})"
-            yield SystemCommand(binding.description, help_text, partial(self.run_action, binding.action, node))
+            yield SystemCommand(binding.description, self._command_help(node, binding), partial(self.run_action, binding.action, node))
         if isinstance(screen, MainScreen):
             for action, title in (
                 ("toggle_side", "Toggle side panel"),

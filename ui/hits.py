@@ -10,7 +10,12 @@ from engine.present import (
     CHANNEL_LABELS,
     asked_kind_text,
     badges,
+    channel_word,
+    hit_label,
+    hit_reasons,
     next_hop_text,
+    plain_badges,
+    query_sentences,
     relation_text,
     typed_as_text,
 )
@@ -30,10 +35,11 @@ def folder_of(path: str) -> str:
     return f"{folder}/" if folder else "/"
 
 
-def badge_content(hit: Hit) -> Content:
-    """One styled badge per channel that found the hit, with its evidence in short."""
+def badge_content(hit: Hit, *, raw: bool = False) -> Content:
+    """One styled badge per channel that found the hit, with its evidence in short: in plain
+    words, or `raw` as the engine has it (`BM25 #2 "term"`, `VEC 0.83`)."""
     parts: list[Content | str] = []
-    for badge in badges(hit):
+    for badge in badges(hit) if raw else plain_badges(hit):
         if parts:
             parts.append(" ")
         parts.append(Content.styled(f" {badge.text} ", CHANNEL_STYLE[badge.channel]))
@@ -53,7 +59,9 @@ def snippet_content(hit: Hit, max_chars: int = 220) -> Content:
     return flat
 
 
-def hit_content(hit: Hit, number: int, width: int = 0, snippet_lines: int = 2, *, show_path: bool = False) -> Content:
+def hit_content(
+    hit: Hit, number: int, width: int = 0, snippet_lines: int = 2, *, show_path: bool = False, raw: bool = False
+) -> Content:
     """The lines of a result: title, folder (the path, when another hit has the title) and label; badges;
     the snippet indented under them.
 
@@ -67,7 +75,7 @@ def hit_content(hit: Hit, number: int, width: int = 0, snippet_lines: int = 2, *
         "  ",
         (hit.path if show_path else folder_of(hit.path), "$text-muted"),
         "  ",
-        (hit.label, "italic $text-secondary"),
+        (hit.label if raw else hit_label(hit), "italic $text-secondary"),
     )
     snippet = Content.assemble((f"{heading}line {hit.snippet.line}: ", "$text-muted"), snippet_content(hit))
     if width > len(indent) + 10:
@@ -77,28 +85,47 @@ def hit_content(hit: Hit, number: int, width: int = 0, snippet_lines: int = 2, *
         snippet = Content("\n").join(Content(indent) + line for line in lines)
     else:
         snippet = Content(indent) + snippet
-    return Content.assemble(head, "\n", indent, badge_content(hit), "\n", snippet)
+    return Content.assemble(head, "\n", indent, badge_content(hit, raw=raw), "\n", snippet)
 
 
 def _ms(value: float, show_timings: bool) -> str:
     return f" {value:.0f} ms" if show_timings else ""
 
 
-def channel_summary(results: SearchResults, show_timings: bool) -> Content:
-    """`BM25 ok 12 ms · VEC ok 40 ms · GRAPH ok 1 ms` — status of every channel asked."""
+def channel_summary(results: SearchResults, show_timings: bool, *, raw: bool = False) -> Content:
+    """`words ok 12 ms · meaning ok 40 ms · links ok 1 ms` — status of every channel asked
+    (`raw`: by the engine's names, `BM25 ok · VEC ok · GRAPH ok`)."""
     parts: list[Content | str] = []
     for name, status in results.channels.items():
         if parts:
             parts.append(" · ")
         style = "$text-success" if status.status == "ok" else "$text-warning" if status.status == "degraded" else "$text-error"
-        parts.append(Content.assemble((CHANNEL_LABELS[name], "bold"), " ", (status.status, style), _ms(status.ms, show_timings)))
+        shown = CHANNEL_LABELS[name] if raw else channel_word(name)
+        parts.append(Content.assemble((shown, "bold"), " ", (status.status, style), _ms(status.ms, show_timings)))
     if show_timings:
         parts.append(f" · total{_ms(results.total_ms, True)}")
     return Content.assemble(*parts)
 
 
-def explain_content(hit: Hit | None, results: SearchResults, show_timings: bool) -> Content:
-    """Per-channel ranks and scores of one hit, plus the query's channels and entities."""
+def explain_content(hit: Hit | None, results: SearchResults, show_timings: bool, *, raw: bool = False) -> Content:
+    """Why the hit was found and how the query was read, in sentences; `raw`: per-channel ranks,
+    scores and votes, and the query's channels and entities."""
+    if raw:
+        return _raw_explain(hit, results, show_timings)
+    lines: list[Content] = []
+    if hit is not None:
+        lines.append(Content.assemble((hit.title, "bold"), "  ", (hit.path, "$text-muted")))
+        lines.append(Content.assemble(("why here: ", "bold"), (hit_label(hit), "italic")))
+        lines.extend(Content(f"• {sentence}") for sentence in hit_reasons(hit))
+    lines.extend(Content.styled(sentence, "$text-muted") for sentence in query_sentences(results))
+    typed_as = typed_as_text(results.reading)
+    if typed_as:
+        lines.append(Content.styled(f"While you type: {typed_as}.", "$text-muted"))
+    lines.append(Content.styled("F9: raw scores · F3: why isn't a note here?", "$text-muted italic"))
+    return Content("\n").join(lines)
+
+
+def _raw_explain(hit: Hit | None, results: SearchResults, show_timings: bool) -> Content:
     lines: list[Content] = []
     if hit is not None:
         lines.append(Content.assemble((hit.title, "bold"), "  ", (hit.path, "$text-muted")))
@@ -128,7 +155,7 @@ def explain_content(hit: Hit | None, results: SearchResults, show_timings: bool)
             lines.append(Content.assemble(("flat scan ", "bold"), ", ".join(hit.flat_scan)))
         if hit.next_hop is not None:
             lines.append(Content.assemble(("next hop ", "bold"), next_hop_text(hit.next_hop)))
-    lines.append(Content.assemble(("channels ", "bold"), channel_summary(results, show_timings)))
+    lines.append(Content.assemble(("channels ", "bold"), channel_summary(results, show_timings, raw=True)))
     lines.append(Content.assemble(("recognized ", "bold"), ", ".join(results.recognized_entities) or "-"))
     expanded = ", ".join(results.expanded_entities[:12])
     more = len(results.expanded_entities) - 12

@@ -445,20 +445,37 @@ class VectorChannel:
                 return ChannelAnswer(hits=(), status="degraded", message="no chunk embedded yet")
             version = self._version
             k = min(total, max(limit * 4, 32))
-            params = None
-            if self._tombstones:
-                selector = self._faiss.IDSelectorNot(
-                    self._faiss.IDSelectorBatch(np.fromiter(self._tombstones, dtype=np.int64))
-                )
-                params = self._faiss.SearchParametersHNSW(sel=selector, efSearch=max(self._config.ef_search, k))
-            else:
-                self._faiss.downcast_index(self._index.index).hnsw.efSearch = max(self._config.ef_search, k)
-            scores, ids = self._index.search(vector, k, params=params)
-            found = list(zip(scores[0].tolist(), ids[0].tolist(), strict=True))
-            if self._strays:
-                found += self._best_strays(vector[0], k, self._stray_live_rows())
-                found.sort(key=lambda pair: -pair[0])
-            owners = self._owners
+            while True:
+                best = self._nearest_notes(vector, k)
+                # Chunks of the same notes can fill the k nearest: ask for more until the
+                # list holds `limit` notes or every chunk was asked for.
+                if len(best) >= limit or k >= total:
+                    break
+                k = min(total, k * 4)
+        answer = _pooled(best, limit)
+        with self._lock:
+            if version == self._version:  # nothing changed while it ran
+                self._answers[(text, limit)] = answer
+                while len(self._answers) > _ANSWERS_KEPT:
+                    self._answers.popitem(last=False)
+        return answer
+
+    def _nearest_notes(self, vector: npt.NDArray[np.float32], k: int) -> dict[str, tuple[float, int]]:
+        """Each note's best (score, chunk id) among the `k` nearest chunks (the caller holds the lock)."""
+        params = None
+        if self._tombstones:
+            selector = self._faiss.IDSelectorNot(
+                self._faiss.IDSelectorBatch(np.fromiter(self._tombstones, dtype=np.int64))
+            )
+            params = self._faiss.SearchParametersHNSW(sel=selector, efSearch=max(self._config.ef_search, k))
+        else:
+            self._faiss.downcast_index(self._index.index).hnsw.efSearch = max(self._config.ef_search, k)
+        scores, ids = self._index.search(vector, k, params=params)
+        found = list(zip(scores[0].tolist(), ids[0].tolist(), strict=True))
+        if self._strays:
+            found += self._best_strays(vector[0], k, self._stray_live_rows())
+            found.sort(key=lambda pair: -pair[0])
+        owners = self._owners
         best: dict[str, tuple[float, int]] = {}
         for score, cid in found:
             if cid < 0:
@@ -468,13 +485,7 @@ class VectorChannel:
                 continue
             if path not in best or score > best[path][0]:
                 best[path] = (float(score), int(cid))
-        answer = _pooled(best, limit)
-        with self._lock:
-            if version == self._version:  # nothing changed while it ran
-                self._answers[(text, limit)] = answer
-                while len(self._answers) > _ANSWERS_KEPT:
-                    self._answers.popitem(last=False)
-        return answer
+        return best
 
     def _search_within(self, vector: npt.NDArray[np.float32], candidates: Collection[str], limit: int) -> ChannelAnswer:
         """The nearest chunks among a filter's candidate notes: every one compared exactly

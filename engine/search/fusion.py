@@ -114,9 +114,9 @@ def refuse(
     """Fuse a search's trace: as it was, without one channel, one channel alone, or without
     the stages named in `off`.
 
-    One channel alone is that channel's own list (no stage's factors or notes: a channel
-    searched by itself has nothing to weigh it against) with the notes the query names on
-    top, as a search of that channel alone ranks it. A fusion of several channels ends with
+    One channel alone is that channel's own list, whole (no stage's factors or notes and no
+    depth cut: a channel searched by itself has nothing to weigh it against) with the notes
+    the query names on top, as a search of that channel alone ranks it. A fusion of several channels ends with
     the trace's flat-scan hits (score 0), as the search's own results do.
     """
     records = _active(trace, off)
@@ -125,7 +125,7 @@ def refuse(
     if only is not None:
         ranked = trace.rankings.get(only)
         lists: dict[str, list[str]] = {only: list(ranked)} if ranked is not None else {}
-        fused = weighted_rrf(lists, k=config.k, weights=weights, depths=config.depths, votes=votes)
+        fused = weighted_rrf(lists, k=config.k, weights=weights, votes=votes)
         return apply_floors(fused, floors)
     rankings = {name: ranked for name, ranked in fused_rankings(trace, off).items() if name != without}
     for record in records:
@@ -140,7 +140,9 @@ def refuse(
                 scale = factors.setdefault(channel, {})
                 for path, factor in by_note.items():
                     scale[path] = scale.get(path, 1.0) * factor
-    fused = weighted_rrf(rankings, k=config.k, weights=weights, depths=config.depths, factors=factors, votes=votes)
+    # A channel searched alone is its own ranking, as deep as it was asked for.
+    depths = config.depths if len(rankings) > 1 else None
+    fused = weighted_rrf(rankings, k=config.k, weights=weights, depths=depths, factors=factors, votes=votes)
     fused = apply_floors(fused, floors)
     if trace.fallback:
         found = {key for key, _ in fused}

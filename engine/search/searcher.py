@@ -207,6 +207,18 @@ class Searcher:
         (the structure pack's "auto" switches on for such a vault)."""
         return self._structured
 
+    def structure_text(self) -> str:
+        """Whether the structure pack ranks this vault's searches, and why, in words."""
+        mode = self._config.fusion.structure.mode
+        if mode != "auto":
+            return f"{mode} (set in [fusion.structure])"
+        with self._tables_lock:
+            kinds, structured = self._kinds, self._structured
+        if not structured:
+            return "off: the vault files no people or organisations and types no relations"
+        why = "files people or organisations" if kinds.structured else "types relations in properties"
+        return f"on: the vault {why}"
+
     def embedded_share(self) -> float:
         """The share of the vault's chunks the vector channel holds (1 for an empty vault)."""
         if self._embedded_chunks is None or self._chunk_total <= 0:
@@ -374,9 +386,13 @@ class Searcher:
         if graph_answer is not None and structure is not None and structure.reached:
             graph_answer = answers["graph"] = self._with_reached_hits(graph_answer, structure.reached)
         scanned: dict[str, tuple[str, ...]] = {}
+        deeper: dict[ChannelName, dict[str, ChannelHit]] = {}
         if len(wanted) > 1:
+            deeper = self._deeper(plan, trace, fusion, limit, depth, answers, candidates)
+            beyond = [path for found in deeper.values() for path in found]
+            trace = replace(trace, fallback=tuple(dict.fromkeys(beyond)))
             scanned = self._fallback(plan, trace, fusion, limit, statuses, candidates)
-            trace = replace(trace, fallback=tuple(scanned))
+            trace = replace(trace, fallback=(*trace.fallback, *scanned))
         votes: dict[str, dict[str, float]] = {}
         fused = refuse(trace, fusion, votes=votes)
         if candidates is not None:  # floors, the kind hop and the flat scan answer only inside the filter
@@ -384,7 +400,7 @@ class Searcher:
         navigation = trace.record("navigation")
         exact = set(navigation.exact) if isinstance(navigation, NavigationRecord) else set()
         alias = set(navigation.alias) if isinstance(navigation, NavigationRecord) else set()
-        hits = self._hits(plan, fused[:limit], answers, exact, alias, votes, scanned)
+        hits = self._hits(plan, fused[:limit], answers, exact, alias, votes, scanned, deeper)
         answer_notes = graph_answer.answer_notes if graph_answer is not None else frozenset()
         kind = structure.kind if isinstance(structure, StructureRecord) else NO_KIND
         return SearchResults(
@@ -402,7 +418,7 @@ class Searcher:
             trace=trace,
             reading=reading,
             clauses=answers["vectors"].clauses if "vectors" in answers else (),
-            confident=_confident(hits, scanned),
+            confident=_confident(hits, {*scanned, *(path for found in deeper.values() for path in found)}),
         )
 
     # -- filters ---------------------------------------------------------------------
@@ -578,6 +594,42 @@ class Searcher:
         scale = self._config.graph.chunk_seed_weight / max(weights.values())
         return tuple((key, round(weight * scale, 6)) for key, weight in weights.items())
 
+    def _deeper(
+        self,
+        plan: QueryPlan,
+        trace: FusionTrace,
+        fusion: FusionConfig,
+        limit: int,
+        depth: int,
+        answers: Mapping[ChannelName, ChannelAnswer],
+        candidates: frozenset[str] | None,
+    ) -> dict[ChannelName, dict[str, ChannelHit]]:
+        """When a longer list is asked for than the channels' fused depths hold, the notes the
+        channels rank further down (full text and vectors asked for `limit`), each channel's
+        new ones by its own rank, interleaved: they follow the fused notes, with their own
+        evidence, under the confident cut. The fused notes are untouched (the channels were
+        asked at the depth fusion counts, so a longer list never reorders the top)."""
+        if limit <= depth:
+            return {}
+        found = {path for path, _ in refuse(trace, fusion)}
+        if len(found) >= limit:
+            return {}
+        names: list[ChannelName] = [name for name in ("fulltext", "vectors") if name in answers]
+        more: dict[ChannelName, ChannelAnswer] = {}
+        statuses: dict[ChannelName, ChannelStatus] = {}
+        self._run(plan, names, limit, more, statuses)
+        out: dict[ChannelName, dict[str, ChannelHit]] = {}
+        taken = set(found)
+        lists = {name: [hit for hit in answer.hits if hit.path not in taken] for name, answer in more.items()}
+        for at in range(max((len(hits) for hits in lists.values()), default=0)):
+            for name, hits in lists.items():
+                if at < len(hits) and hits[at].path not in taken and len(taken) < limit:
+                    hit = hits[at]
+                    if candidates is None or hit.path in candidates:
+                        taken.add(hit.path)
+                        out.setdefault(name, {})[hit.path] = hit
+        return out
+
     def _fallback(
         self,
         plan: QueryPlan,
@@ -617,6 +669,7 @@ class Searcher:
         alias: set[str],
         votes: Mapping[str, Mapping[str, float]],
         scanned: Mapping[str, tuple[str, ...]],
+        deeper: Mapping[ChannelName, Mapping[str, ChannelHit]] | None = None,
     ) -> tuple[Hit, ...]:
         """The shown hits: per-channel evidence, a label, the best passage, each channel's
         vote, whether the note is the one the query names, and a question's next hop
@@ -624,6 +677,8 @@ class Searcher:
         fusion = self._config.fusion
         stop_words = plan.lexicon.stop_words
         by_channel = {name: {h.path: h for h in answer.hits} for name, answer in answers.items()}
+        for name, found in (deeper or {}).items():
+            by_channel.setdefault(name, {}).update((path, hit) for path, hit in found.items() if path not in by_channel[name])
         graph_answer = answers.get("graph")
         entity_stems = self._stems_of_names(graph_answer.recognized if graph_answer else ())
         # Evidence speaks of content words: "who" or "while" matching is no reason to show.

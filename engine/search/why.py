@@ -15,7 +15,8 @@ from engine.search.fusion import refuse
 
 __all__ = ["explain_rank"]
 
-_NAMES = {"fulltext": "full text", "vectors": "vectors", "graph": "graph"}
+# Channels as people name them in the reasons below (engine/vocabulary.py names them so too).
+_NAMES = {"fulltext": "full text", "vectors": "meaning", "graph": "links"}
 
 
 def _ordinal(number: int) -> str:
@@ -76,7 +77,7 @@ def explain_rank(
     structure = trace.record("structure")
     boost = structure.weights.get("graph", 1.0) if structure is not None else 1.0
     if boost > 1 and "graph" in trace.rankings and path not in trace.rankings["graph"]:
-        reasons.insert(0, f"the graph answered a relation question (its weight × {boost:g}) and did not reach this note")
+        reasons.insert(0, f"the links answered a question about a relation (they count × {boost:g}) and did not reach this note")
     floored = [key for key in trace.floors if key != path]
     if floored and path not in trace.floors:
         names = ", ".join(titles.get(key, key) for key in floored[:3])
@@ -84,14 +85,13 @@ def explain_rank(
     if path in trace.floors:
         reasons.insert(0, "the query names this note by its title or an alias: it comes first")
     if path in trace.fallback:
-        reasons.insert(0, "no channel found it; only the flat scan of titles and fuzzy terms did")
+        reasons.insert(0, "no search found it; only a look at titles and similar spellings did")
     if rank is None:
-        reasons.insert(0, "no channel counted it, so it is not in the fused results at all")
+        reasons.insert(0, "no search counted it, so it is not in the results at all")
     elif rank > shown:
         reasons.insert(
             0,
-            f"it ranks {_ordinal(rank)} and the search shows {shown}: its fused score "
-            f"{score_of.get(path, 0.0):.4f} is under the last shown, {cutoff:.4f}",
+            f"it ranks {_ordinal(rank)} and the search shows {shown}: the notes above it have more evidence",
         )
     else:
         reasons.insert(0, f"it is shown, {_ordinal(rank)} of {shown}")
@@ -123,33 +123,33 @@ def _channel_reasons(
     """What one channel did to the note, in words (nothing when it simply voted in full)."""
     label = _NAMES.get(name, name)
     if status == "unavailable":
-        return [f"{label} did not run ({results.channels[name].message or 'unavailable'})"]  # type: ignore[index]
+        return [f"search by {label} did not run ({results.channels[name].message or 'unavailable'})"]  # type: ignore[index]
     if weight <= 0:
-        return [f"{label} has weight 0 in this search"]
+        return [f"search by {label} counts for nothing in this search (weight 0)"]
     if at is None:
         if name == "graph":
             if not results.recognized_entities and not results.trace.rankings.get("graph"):
-                return ["graph: the query names no entity the vault knows, so the graph had nowhere to start"]
-            return ["graph: not reached from " + (", ".join(results.recognized_entities) or "the entities it started from")]
+                return ["links: the query names nothing the vault knows, so there was nowhere to start from"]
+            return ["links: not reached from " + (", ".join(results.recognized_entities) or "the entities it started from")]
         if name == "fulltext":
             return ["full text: no word of the query is in it" if listed < asked else f"full text: not among its first {listed}"]
-        return [f"vectors: none of its chunks is among the {listed} nearest to the query"]
+        return [f"meaning: none of its passages is among the {listed} closest to the query"]
     if at > counted:
-        return [f"{label} ranked it {_ordinal(at)}; fusion counts only its first {counted}"]
+        return [f"search by {label} ranked it {_ordinal(at)}; only its first {counted} count"]
     if factor < 1:
-        return [f"{label}: its vote counts × {factor:.2f} ({_factor_rule(name)})"]
+        return [f"{label}: counts for less (× {factor:.2f}): {_factor_rule(name)}"]
     if factor > 1:
-        return [f"{label}: its vote counts × {factor:.2f} (the note the query names is also a top text match)"]
+        return [f"{label}: counts for more (× {factor:.2f}): the note the query names is also a top match by words"]
     return []
 
 
 def _factor_rule(name: str) -> str:
     """The rules that scale a channel's vote (docs/QUALITY.md), in a few words."""
     return {
-        "fulltext": "it matches only part of the query's words, weighted by their rarity",
-        "vectors": "its best chunk's cosine is under the high-match floor",
-        "graph": "the names the graph started from cover little of the query, or it is not the kind a who-question asks for",
-    }.get(name, "a fusion factor")
+        "fulltext": "it holds only some of the query's words (the rarer ones count more)",
+        "vectors": "its closest passage is not very close in meaning",
+        "graph": "the names the links started from cover little of the query, or it is not the kind a who-question asks for",
+    }.get(name, "a ranking rule")
 
 
 def _kind_reasons(path: str, results: SearchResults, fusion: FusionConfig) -> list[str]:
@@ -160,7 +160,7 @@ def _kind_reasons(path: str, results: SearchResults, fusion: FusionConfig) -> li
     kind = results.asked_kind
     out = []
     if kind.label and kind.notes and path not in kind.notes and structure.kind_factor < 1:
-        out.append(f"the query asks for {kind.label}; this note is not one, so every vote for it counts × {structure.kind_factor:g}")
+        out.append(f"the query asks for {kind.label}; this note is not one, so it counts for less (× {structure.kind_factor:g})")
     if results.answer_notes and path not in results.answer_notes:
-        out.append(f"a who-question the graph answers with people: the graph's vote for other notes counts × {structure.answer_kind_factor:g}")
+        out.append(f"a who-question is answered with people: links to other notes count for less (× {structure.answer_kind_factor:g})")
     return out

@@ -655,6 +655,10 @@ def main(args: argparse.Namespace) -> int:
         from engine.tools.bench_parsers import main as parsers_main
 
         return parsers_main(args)
+    if args.answers:
+        from engine.tools.bench_answers import main as answers_main
+
+        return answers_main(args)
     result = run(args)
     payload = json.dumps(result, indent=2)
     if args.out:

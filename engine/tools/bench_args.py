@@ -47,6 +47,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--sizes", type=_sizes, metavar="KB,KB,...",
         help="with --parsers: input sizes in KB (default 16,64,256,1024)",
     )
+    parser.add_argument(
+        "--answers", action="store_true",
+        help="instead: time `engine search` from a fresh process, answered by a running engine watch over its "
+        "socket and by opening the index itself, beside ripgrep on the same vault and queries",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--out", type=Path, help="also write the JSON result to FILE")
 

@@ -7,37 +7,16 @@ import json
 import math
 import sys
 import time
+import typing
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from engine.console import EXIT_HELP, Exit, exit_code, run_console
 from engine.errors import CairnError, ConfigError
-from engine.present import (
-    NO_CONFIDENT_MATCH,
-    asked_kind_text,
-    badges,
-    context_json_text,
-    context_text,
-    duration_text,
-    highlighted,
-    next_hop_text,
-    one_line,
-    progress_text,
-    reading_text,
-    reindex_to_json,
-    relation_text,
-    results_to_json,
-    split_hits,
-    status_to_json,
-    typed_as_text,
-    vectors_text,
-    watch_line,
-    why_lines,
-    why_to_json,
-)
 
 if TYPE_CHECKING:
+    from engine.answers import Answer, Ask
     from engine.api import Engine
     from engine.records import Progress
 
@@ -99,9 +78,20 @@ def graph_weight(text: str) -> float:
     return value
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a hint where a query that starts with - was read as an option."""
+
+    searching = False  # the command line is a search
+
+    def error(self, message: str) -> typing.NoReturn:
+        if _Parser.searching and ("unrecognized arguments: -" in message or "required: query" in message):
+            message += "\n(a query that starts with - goes after --: engine search VAULT -- -draft notes)"
+        super().error(message)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (also used by the docs test: every command has help)."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="engine",
         description="Cairn's headless search engine: index a Markdown vault and search it.",
         epilog=EXIT_HELP,
@@ -111,7 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     def add(name: str, help_text: str) -> argparse.ArgumentParser:
         command = sub.add_parser(
-            name, help=help_text, description=help_text, epilog=EXIT_HELP,
+            name, help=help_text.partition(". ")[0].rstrip(".") + ".", description=help_text, epilog=EXIT_HELP,
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         return command
@@ -122,18 +112,44 @@ def build_parser() -> argparse.ArgumentParser:
         command.add_argument("--config", type=Path, help="a TOML file of engine settings")
         command.add_argument("--no-model", action="store_true", help="do not load the embedding model")
 
+    def asking_args(command: argparse.ArgumentParser) -> None:
+        command.add_argument(
+            "--cold", action="store_true",
+            help="open the index in this process even when a running Cairn could answer at once",
+        )
+        command.add_argument(
+            "--color", choices=("auto", "always", "never"), default="auto",
+            help="colour the output: on a terminal (auto, unless NO_COLOR is set), always, or never",
+        )
+
     reindex = add("reindex", "Index new and changed notes (incremental by content hash).")
     vault_args(reindex)
     reindex.add_argument("--full", action="store_true", help="re-read and re-index every note")
     reindex.add_argument("--no-embed", action="store_true", help="skip the embedding phase")
     reindex.add_argument("--json", action="store_true", help="print the report as JSON")
 
-    search = add("search", "Search the vault; shows channel badges and evidence.")
+    search = add(
+        "search",
+        "Search the vault; each hit says why it was found. A query that starts with - goes after --: "
+        "engine search VAULT -- -draft notes",
+    )
     vault_args(search)
-    search.add_argument("query", help="the query")
+    search.add_argument("query", nargs="+", help="the query (several words are one query)")
     search.add_argument("--limit", type=positive_int, default=10, help="maximum results (default 10)")
-    search.add_argument("--json", action="store_true", help="print one JSON object")
-    search.add_argument("--explain", action="store_true", help="per-channel ranks, scores and entities")
+    shape = search.add_mutually_exclusive_group()
+    shape.add_argument("--json", action="store_true", help="print one JSON object")
+    shape.add_argument(
+        "--vimgrep", action="store_true",
+        help="print path:line:column:text for each hit, as ripgrep --vimgrep does (for editors and pipes)",
+    )
+    shape.add_argument(
+        "-l", "--files-with-matches", action="store_true", dest="files", help="print only the paths of the hits"
+    )
+    search.add_argument("--explain", action="store_true", help="say why each hit was found, and how the query was read")
+    search.add_argument(
+        "--raw", action="store_true",
+        help="show the engine's own evidence: labels, per-channel ranks and scores, votes, index terms",
+    )
     search.add_argument(
         "--channels",
         type=channel_list,
@@ -150,6 +166,7 @@ def build_parser() -> argparse.ArgumentParser:
         choices=("query", "chunks", "both"),
         help="where the graph walk starts: the entities the query names (default), those its top chunks name, or both",
     )
+    asking_args(search)
 
     context = add("context", "Assemble what a question needs from the vault: top chunks, their entities and relationships.")
     vault_args(context)
@@ -160,10 +177,12 @@ def build_parser() -> argparse.ArgumentParser:
     context.add_argument("--depth", type=non_negative_int, default=2, metavar="D", help="hops of the walk from the chunks' entities (default 2; 0: only theirs)")
     context.add_argument("--top-k", type=positive_int, metavar="K", help="the most sources (default: as many as the budget holds, of the top 20)")
     context.add_argument("--json", action="store_true", help="print one JSON object")
+    asking_args(context)
 
     status = add("status", "Show index counts, embedded fraction, skipped files, model and size.")
     vault_args(status)
     status.add_argument("--json", action="store_true", help="print one JSON object")
+    asking_args(status)
 
     evaluate = add("eval", "Reindex a vault, run labelled queries and report P@5, R@5, MRR, nDCG@10.")
     evaluate.add_argument("--vault", type=Path, required=True, help="the vault folder")
@@ -224,15 +243,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    _Parser.searching = bool(words) and words[0] == "search"
+    args = parser.parse_args(words)
     if not args.command:
         parser.print_help(sys.stderr)
         return Exit.USAGE
     handlers = {
         "reindex": _reindex,
-        "search": _search,
-        "context": _context,
-        "status": _status,
+        "search": _ask,
+        "context": _ask,
+        "status": _ask,
         "eval": _eval,
         "bench": _bench,
         "watch": _watch,
@@ -274,51 +295,91 @@ def _open(args: argparse.Namespace) -> Engine:
 
 # -- reindex -----------------------------------------------------------------------
 class _ProgressBar:
-    """Phase and count on stderr: a redrawn bar on a terminal, sparse lines otherwise."""
+    """Each phase's progress on stderr as it truly is: a redrawn bar on a terminal (each phase
+    left on its own line at its end, with its time), sparse lines otherwise, JSON lines with
+    `--json`. Phases report their start and their end, so no bar stays short of its total."""
 
-    def __init__(self, stream: TextIO) -> None:
+    def __init__(self, stream: TextIO, *, as_json: bool = False) -> None:
         self._stream = stream
-        self._tty = stream.isatty()
+        self._json = as_json
+        self._tty = stream.isatty() and not as_json
         self._phase = ""
+        self._started = 0.0
+        self._last: Progress | None = None
         self._last_draw = 0.0
-        self._last_pct = -1
+        self._last_quarter = -1
 
     def __call__(self, progress: Progress) -> None:
         now = time.monotonic()
-        new_phase = progress.phase != self._phase
-        pct = int(100 * progress.done / progress.total) if progress.total else 0
+        if progress.phase != self._phase:
+            self._finish(now)
+            self._phase, self._started, self._last_quarter = progress.phase, now, -1
+        self._last = progress
+        quarter = 4 * progress.done // progress.total if progress.total else 0
+        ended = progress.done >= progress.total
+        if self._json:
+            if quarter != self._last_quarter or ended:
+                self._write_json(progress, now)
+        elif self._tty:
+            if now - self._last_draw >= 0.1 or ended or self._last_quarter < 0:
+                self._stream.write("\r" + self._line(progress, None) + "\x1b[K")
+                self._stream.flush()
+                self._last_draw = now
+        elif quarter != self._last_quarter:
+            self._stream.write(self._line(progress, None) + "\n")
+        self._last_quarter = quarter
+
+    def _write_json(self, progress: Progress, now: float) -> None:
+        record = {"phase": progress.phase, "done": progress.done, "total": progress.total, "seconds": round(now - self._started, 3)}
+        if progress.eta_s is not None:
+            record["eta_s"] = round(progress.eta_s, 1)
+        if progress.order:
+            record["order"] = progress.order
+        self._stream.write(json.dumps(record) + "\n")
+
+    def _line(self, progress: Progress, elapsed: float | None) -> str:
+        from engine.present import duration_text, phase_text
+
+        name = phase_text(progress.phase)
+        if progress.total:
+            width = 24
+            filled = width * min(progress.done, progress.total) // progress.total
+            count = f"{'█' * filled}{'░' * (width - filled)} {progress.done:,}/{progress.total:,}"
+        else:
+            count = "nothing to do" if elapsed is not None else "…"
+        if elapsed is not None:
+            return f"{name:<12} {count} · {elapsed:.2f} s"
+        eta = f" · {duration_text(progress.eta_s)} left" if progress.eta_s is not None and progress.done < progress.total else ""
+        return f"{name:<12} {count}{eta}"
+
+    def _finish(self, now: float) -> None:
+        """Leave the phase that ended on its own line, as it ended, with the time it took."""
+        last = self._last
+        if last is None:
+            return
         if self._tty:
-            if not new_phase and now - self._last_draw < 0.1 and progress.done != progress.total:
-                return
-            width = 30
-            filled = int(width * pct / 100)
-            bar = "█" * filled + "░" * (width - filled)
-            if new_phase and self._phase:
-                self._stream.write("\n")
-            eta = f"· {duration_text(progress.eta_s)} left " if progress.eta_s is not None else ""
-            self._stream.write(f"\r{progress.phase:<9} {bar} {progress.done}/{progress.total} {eta}   ")
-            self._stream.flush()
-        elif new_phase or pct // 25 != self._last_pct // 25:
-            self._stream.write(f"{progress_text(progress) if progress.phase == 'embed' else f'{progress.phase}: {progress.done}/{progress.total}'}\n")
-        self._phase = progress.phase
-        self._last_draw = now
-        self._last_pct = pct
+            self._stream.write("\r" + self._line(last, now - self._started) + "\x1b[K\n")
+        elif not self._json and last.total and last.done < last.total:
+            self._stream.write(self._line(last, now - self._started) + "\n")
+        self._stream.flush()
+        self._last = None
 
     def close(self) -> None:
-        if self._tty and self._phase:
-            self._stream.write("\n")
+        self._finish(time.monotonic())
 
 
 def _reindex(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     with _open(args) as engine:
-        bar = _ProgressBar(sys.stderr)
+        bar = _ProgressBar(sys.stderr, as_json=args.json)
         try:
             report = engine.reindex(full=args.full, progress=bar, embed=not args.no_embed)
         finally:
             bar.close()
         status = engine.status()
     total = time.perf_counter() - started
+    from engine.present import reindex_to_json
+
     if args.json:
         payload = {**reindex_to_json(report), "total_s": round(total, 3), "notes": status.notes}
         print(json.dumps(payload, ensure_ascii=False, indent=2))
@@ -338,103 +399,129 @@ def _reindex(args: argparse.Namespace) -> int:
     return Exit.OK
 
 
-# -- search ------------------------------------------------------------------------
-def _search(args: argparse.Namespace) -> int:
-    channels = args.channels
-    knobs = {"graph_weight": args.graph_weight, "max_hops": args.max_hops, "graph_seeding": args.graph_seeding}
-    if "vectors" not in channels:
-        args.no_model = True  # load what the query needs: no vectors, no model
-    with _open(args) as engine:
-        if args.why is not None:
-            report = engine.why(args.query, args.why, limit=args.limit, channels=channels, as_you_type=args.typing, **knobs)
-            if args.json:
-                print(json.dumps(why_to_json(report), ensure_ascii=False, indent=2))
-            else:
-                sys.stdout.write("\n".join(why_lines(report)) + "\n")
-            return Exit.OK
-        results = engine.search(args.query, limit=args.limit, channels=channels, as_you_type=args.typing, **knobs)  # type: ignore[arg-type]
-        if not results.hits and not engine.notes():
-            print("note: the index is empty; run `engine reindex VAULT` first", file=sys.stderr)
-    if args.json:
-        print(json.dumps(results_to_json(results), ensure_ascii=False, indent=2))
-        return Exit.OK
-    out = sys.stdout
-    tty = out.isatty()
-    read_as = reading_text(results.reading)
-    if read_as:
-        out.write(f"read as: {one_line(read_as)}\n")
-    typed_as = typed_as_text(results.reading)
-    if args.explain and typed_as:
-        out.write(f"typing: {one_line(typed_as)}\n")
-    confident, nearest = split_hits(results)
-    for number, hit in enumerate((*confident, *nearest), start=1):
-        if number == len(confident) + 1 and nearest:
-            out.write(f"    -- {NO_CONFIDENT_MATCH} --\n")
-        out.write(f"{number:>2}. {one_line(hit.title)}  ({one_line(hit.path)})\n")
-        out.write(f"    {hit.label}  {one_line('  '.join(f'[{b}]' for b in badges(hit)))}\n")
-        heading = f"{one_line(hit.snippet.heading)} · " if hit.snippet.heading else ""
-        snippet = highlighted(hit.snippet.text, hit.snippet.highlights, tty)
-        out.write(f"    {heading}line {hit.snippet.line}: {snippet}\n")
-        if args.explain:
-            for name, ev in hit.channels.items():
-                detail = ""
-                if ev.matched_terms:
-                    detail = f" terms={','.join(ev.matched_terms)}"
-                if ev.graph_path:
-                    detail = f" path={' → '.join(ev.graph_path)}" + (f" ({ev.graph_relation})" if ev.graph_relation else "")
-                    detail += "".join(f"; {relation_text(r)}" for r in ev.relations)
-                if ev.chunk_id is not None:
-                    detail += f" chunk={ev.chunk_id}"
-                if ev.clause is not None:
-                    detail += f" clause={ev.clause!r}"
-                out.write(f"      {name:<8} rank {ev.rank:<3} score {round(ev.score, 4):<8}{one_line(detail)}\n")
-            votes = ", ".join(f"{name} {vote:.4f}" for name, vote in hit.votes.items())
-            out.write(f"      fused score {hit.score} ({votes or 'no channel'}); create_safety {hit.create_safety}\n")
-            if hit.flat_scan:
-                out.write(f"      flat scan: {one_line(', '.join(hit.flat_scan))}\n")
-            if hit.next_hop is not None:
-                out.write(f"      next hop: {one_line(next_hop_text(hit.next_hop))}\n")
-    if not results.hits:
-        out.write("no results\n")
-    if args.explain:
-        out.write(
-            "channels: "
-            + ", ".join(
-                f"{name} {st.status} {st.ms:.1f}ms" + (f" ({st.message})" if st.message else "")
-                for name, st in results.channels.items()
-            )
-            + f"; total {results.total_ms:.1f}ms\n"
-        )
-        out.write(f"entities recognized: {one_line(', '.join(results.recognized_entities)) or '-'}\n")
-        named = "; ".join([*(f"{text}: {why}" for text, why in results.named_because), *(f"{text}: not a name, {why}" for text, why in results.not_names)])
-        out.write(f"names, and why:      {one_line(named) or '-'}\n")
-        out.write(f"entities expanded:   {one_line(', '.join(results.expanded_entities)) or '-'}\n")
-        out.write(f"clauses searched:    {one_line('; '.join(results.clauses)) or '-'}\n")
-        out.write(f"asks for:            {asked_kind_text(results, count=True) or '-'}\n")
-    for name, st in results.channels.items():
-        if st.status != "ok" and not args.explain:
-            print(f"note: {name} channel {st.status}: {st.message}", file=sys.stderr)
-    return Exit.OK
+# -- search, context, status --------------------------------------------------------------
+def _ask(args: argparse.Namespace) -> int:
+    """Ask a running Cairn that holds the index open (answers at once), else open it here."""
+    ask = _question(args)
+    answer = None if args.cold else _asked(args, ask)
+    if answer is None:
+        answer = _answer_cold(args, ask)
+    sys.stdout.write(answer.stdout)
+    sys.stdout.flush()
+    sys.stderr.write(answer.stderr)
+    return answer.code
 
 
-# -- context -------------------------------------------------------------------------
-def _context(args: argparse.Namespace) -> int:
-    with _open(args) as engine:
-        if engine.status().notes == 0:
-            print("note: the index is empty; run `engine reindex VAULT` first", file=sys.stderr)
-        render = context_json_text if args.json else context_text
-        bundle = engine.context(
-            args.question,
+def _question(args: argparse.Namespace) -> Ask:
+    from engine.answers import Ask
+
+    config = None
+    if args.config:
+        import tomllib
+
+        try:
+            config = tomllib.loads(args.config.read_text(encoding="utf-8"))
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raise ConfigError(f"{args.config}: {exc}") from exc
+    output = "json" if args.json else "text"
+    common = {
+        "vault": str(args.vault.expanduser().resolve()),
+        "shown_vault": str(args.vault),
+        "config": config,
+        "today": getattr(args, "today", None),
+        "no_model": bool(args.no_model),
+        "color": _color(args.color),
+    }
+    if args.command == "status":
+        return Ask("status", output=output, **common)  # type: ignore[arg-type]
+    if args.command == "context":
+        return Ask(
+            "context",
+            output=output,  # type: ignore[arg-type]
+            query=args.question,
             max_tokens=args.max_tokens,
             max_source_tokens=args.max_source_tokens,
             max_entity_tokens=args.max_entity_tokens,
             depth=args.depth,
             top_k=args.top_k,
-            render=render,
+            **common,  # type: ignore[arg-type]
         )
-    # Printed exactly as counted: the budget bounds these characters.
-    sys.stdout.write(render(bundle) + ("\n" if args.json else ""))
-    return Exit.OK
+    if args.vimgrep:
+        output = "vimgrep"
+    elif args.files:
+        output = "files"
+    channels = tuple(args.channels)
+    if "vectors" not in channels:
+        common["no_model"] = True  # load what the query needs: no vectors, no model
+    return Ask(
+        "search",
+        output=output,  # type: ignore[arg-type]
+        query=" ".join(args.query),
+        limit=args.limit,
+        explain=args.explain,
+        raw=args.raw,
+        channels=channels,
+        typing=args.typing,
+        why=args.why,
+        graph_weight=args.graph_weight,
+        max_hops=args.max_hops,
+        graph_seeding=args.graph_seeding,
+        **common,  # type: ignore[arg-type]
+    )
+
+
+def _color(choice: str) -> bool:
+    """`--color`: always, never, or on a terminal unless NO_COLOR is set (no-color.org) or TERM is dumb."""
+    import os
+
+    if choice != "auto":
+        return choice == "always"
+    if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
+        return False
+    return sys.stdout.isatty()
+
+
+def _asked(args: argparse.Namespace, ask: Ask) -> Answer | None:
+    """The answer of a running Cairn that holds this vault's index open, or None (answer alone)."""
+    from engine.answers import Answer
+    from engine.serve import ask as ask_socket
+
+    vault = Path(ask.vault)
+    if not vault.is_dir():
+        return None  # the cold path says what is wrong
+    asked = ask_socket(_index_dir(args, vault), ask.to_json())
+    if asked.refused:
+        print(f"note: {asked.note}; answering without it", file=sys.stderr)
+    if asked.answer is None:
+        return None
+    reply = asked.answer
+    return Answer(reply["stdout"], reply["stderr"], reply["code"])
+
+
+def _index_dir(args: argparse.Namespace, vault: Path) -> Path:
+    """Where the index is, as `engine.storage.resolve_index_dir` says, without importing the
+    storage layer (SQLite) in the usual case of a writable `VAULT/.cairn`: asking a running
+    Cairn is a matter of milliseconds, and imports are most of them."""
+    import os
+
+    if args.index_dir:
+        return Path(args.index_dir).expanduser()
+    if os.environ.get("CAIRN_INDEX_DIR"):
+        return Path(os.environ["CAIRN_INDEX_DIR"])
+    default = vault / ".cairn"
+    if default.is_dir() and os.access(default, os.W_OK):
+        return default
+    from engine.storage import resolve_index_dir
+
+    return resolve_index_dir(vault)
+
+
+def _answer_cold(args: argparse.Namespace, ask: Ask) -> Answer:
+    from engine.answers import answer
+
+    args.no_model = ask.no_model
+    with _open(args) as engine:
+        return answer(engine, ask)
 
 
 # -- eval ----------------------------------------------------------------------------
@@ -461,6 +548,8 @@ def _watch(args: argparse.Namespace) -> int:
     import signal
     import threading
 
+    from engine.present import one_line, watch_line
+
     stop = threading.Event()
     with _open(args) as engine:
 
@@ -470,7 +559,11 @@ def _watch(args: argparse.Namespace) -> int:
 
         signal.signal(signal.SIGTERM, on_signal)
         signal.signal(signal.SIGINT, on_signal)
-        print(f"watching {one_line(str(engine.vault))} (ctrl+c stops)", file=sys.stderr)
+        answering = engine.answer_locally()
+        if answering:
+            engine.prepare_for_typing()  # what the commands it answers for would otherwise build first
+        also = "; `engine search` asks this process" if answering else ""
+        print(f"watching {one_line(str(engine.vault))} (ctrl+c stops){also}", file=sys.stderr)
         engine.watch(
             stop,
             lambda batch: print(watch_line(batch), file=sys.stderr, flush=True),
@@ -478,36 +571,6 @@ def _watch(args: argparse.Namespace) -> int:
             step_ms=args.step_ms,
             require_writer=True,
         )
-    return Exit.OK
-
-
-# -- status --------------------------------------------------------------------------
-def _status(args: argparse.Namespace) -> int:
-    with _open(args) as engine:
-        status = engine.status()
-        writer = engine.writer
-        pending = engine.pending()
-    payload = {**status_to_json(status), "writer": writer, "pending": list(pending)}
-    if args.json:
-        print(json.dumps(payload, ensure_ascii=False, indent=2))
-        return Exit.OK
-    out = sys.stdout
-    last = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(status.last_update)) if status.last_update else "never"
-    out.write(f"vault:      {one_line(status.vault)}\nindex:      {one_line(status.index_dir)} ({status.index_bytes / 1e6:.1f} MB)\n")
-    out.write(f"notes:      {status.notes} ({status.chunks} chunks, {status.links} links, {status.dangling_links} dangling)\n")
-    out.write(f"entities:   {status.entities}\n")
-    out.write(f"embedded:   {status.embedded_chunks}/{status.chunks} chunks ({status.embedded_fraction:.0%})\n")
-    if status.backlog is not None:
-        rate = status.backlog.chars_per_s
-        measured = f" at {rate:,.0f} characters/s, measured here" if rate else ""
-        out.write(f"backlog:    {vectors_text(status)}{measured}\n")
-    out.write(f"model:      {status.model} — vectors {status.vectors.status}{': ' + status.vectors.message if status.vectors.message else ''}\n")
-    out.write(f"channels:   {', '.join(f'{k} {v}' for k, v in status.channel_counts.items())}\n")
-    out.write(f"updated:    {last}\nwriter:     {writer or 'none'}\n")
-    out.write(f"pending:    {len(pending)} notes changed on disk since indexed\n")
-    out.write(f"skipped:    {len(status.skipped)}\n")
-    for skipped in status.skipped:
-        out.write(f"  {skipped.path}: {skipped.reason}\n")
     return Exit.OK
 
 

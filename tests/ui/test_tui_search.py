@@ -11,6 +11,7 @@ from textual.widgets import Input, Markdown, Static
 from textual.widgets.markdown import MarkdownBlock
 
 from ui.app import CairnApp
+from ui.dialogs.note_picker import NotePicker
 from ui.hits import badge_content
 from ui.screens.main import MainScreen
 from ui.screens.search import SearchScreen, SyntaxHelp
@@ -50,10 +51,13 @@ def test_results_update_per_keystroke_with_badges_from_all_channels(make_app: Ca
             channels = {name for hit in final.results.hits[:5] for name in hit.channels}
             assert channels == {"fulltext", "vectors", "graph"}
             first_badges = badge_content(final.results.hits[0]).plain
-            assert "BM25 #" in first_badges and "VEC " in first_badges and "GRAPH" in first_badges
+            # In words: the words it holds as typed, how close in meaning, how the links reach it.
+            assert "words “" in first_badges and "meaning ●" in first_badges and "BM25" not in first_badges
+            raw_badges = badge_content(final.results.hits[0], raw=True).plain
+            assert "BM25 #" in raw_badges and "VEC " in raw_badges and "GRAPH" in raw_badges
             shown = screen.query_one(SearchResultList)
             assert shown.option_count == len(final.results.hits)
-            assert "BM25 #" in str(shown.get_option_at_index(0).prompt)
+            assert "all your words" in str(shown.get_option_at_index(0).prompt)
 
     run(body())
 
@@ -127,7 +131,11 @@ def test_explain_view_and_channel_filters(make_app: Callable[..., CairnApp]) -> 
             await pilot.press("f2")
             assert explain.display
             text = str(explain.query_one("#explain-text").render())
+            assert "why here: " in text and "F9: raw scores" in text and "fused score" not in text
+            await pilot.press("f9")
+            text = str(explain.query_one("#explain-text").render())
             assert "rank" in text and "recognized" in text and "fused score" in text
+            await pilot.press("f9")
             await pilot.press("alt+1")
             await settle(pilot)
             assert screen.results is not None and screen.results.hits
@@ -262,6 +270,7 @@ def test_f3_asks_for_a_note_and_explains_where_it_is(make_app: Callable[..., Cai
             await pilot.press("f3")
             await pilot.pause()
             await _type(pilot, "Leo Fischer")
+            await settle(pilot)
             await pilot.press("enter")
             await settle(pilot)
             screen = app.screen
@@ -280,7 +289,7 @@ def test_f3_asks_for_a_note_and_explains_where_it_is(make_app: Callable[..., Cai
     run(body())
 
 
-def test_f3_names_the_nearest_notes_when_the_note_does_not_exist(make_app: Callable[..., CairnApp]) -> None:
+def test_f3_offers_the_note_a_typo_names(make_app: Callable[..., CairnApp]) -> None:
     async def body() -> None:
         app = make_app()
         async with app.run_test(size=SIZE) as pilot:
@@ -291,10 +300,18 @@ def test_f3_names_the_nearest_notes_when_the_note_does_not_exist(make_app: Calla
             await pilot.press("f3")
             await pilot.pause()
             await _type(pilot, "Priya Kumr")
+            await settle(pilot)
+            picker = app.screen
+            assert isinstance(picker, NotePicker)
+            # The picker offers the note a typo names instead of failing on it.
+            assert [c.path for c in picker.choices][:1] == ["People/Priya Kumar.md"]
             await pilot.press("enter")
             await settle(pilot)
-            notices = [n.message for n in app._notifications]
-            assert any("Priya Kumar" in message for message in notices), notices
+            screen = app.screen
+            assert isinstance(screen, SearchScreen)
+            shown = str(screen.query_one(ExplainView).query_one("#explain-text").render())
+            assert "Priya Kumar (People/Priya Kumar.md)" in shown
+            assert not app._notifications, [n.message for n in app._notifications]
 
     run(body())
 
@@ -318,6 +335,9 @@ def test_the_explain_view_and_the_side_panel_name_the_relation(make_app: Callabl
             shown.highlighted = paths.index("People/Priya Kumar.md")
             await pilot.press("f2")
             await settle(pilot)
+            text = str(screen.query_one(ExplainView).query_one("#explain-text").render())
+            assert "Priya Kumar attended Atlas 2026 Kickoff" in text
+            await pilot.press("f9")
             text = str(screen.query_one(ExplainView).query_one("#explain-text").render())
             assert "Priya Kumar —attended→ Atlas 2026 Kickoff" in text
             await pilot.press("escape")

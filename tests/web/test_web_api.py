@@ -153,12 +153,12 @@ def test_the_explain_view_says_which_kind_a_query_asks_for(client: TestClient) -
 
 def test_the_explain_view_says_how_the_word_being_typed_was_searched(client: TestClient) -> None:
     typing = client.get("/", params={"q": "crdt tombst", "typing": "1"}).text
-    assert "typing: \u201ctombst\u201d searched by meaning as \u201ctombstone\u201d" in typing
+    assert "While you type: \u201ctombst\u201d searched by meaning as \u201ctombstone\u201d." in typing
     assert "searched by meaning" not in client.get("/", params={"q": "crdt tombst"}).text  # a whole query
     # A slip in the word being typed: the chip says how it was read, and the vectors read it so.
     slip = client.get("/", params={"q": "crdt tobmst", "typing": "1"}).text
     assert "tobmst → tombstone" in slip
-    assert "typing: “tobmst” searched by meaning as “tombstone”" in slip
+    assert "While you type: “tobmst” searched by meaning as “tombstone”." in slip
 
 
 def test_search_page_says_when_vectors_are_unavailable(tmp_path: Path) -> None:

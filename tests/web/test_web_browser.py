@@ -106,9 +106,9 @@ def test_typing_shows_results_with_badges(page: Any, live: Served, tmp_path: Pat
     assert hits.count() >= 3
     first = hits.first
     assert first.locator(".hit-title").inner_text() == "Offline Sync Conflicts"
-    badges = first.locator(".badge").all_inner_texts()
-    assert any(b.startswith("BM25 #") for b in badges)
-    assert any(b.startswith("VEC ") for b in badges)
+    badges = first.locator(".hit-meta .badge").all_inner_texts()
+    assert any(b.startswith("words “") for b in badges)
+    assert any(b.startswith("meaning ") for b in badges)
     assert first.locator(".label").inner_text()
     assert first.locator(".snippet mark").count() > 0
     assert page.url.endswith("/?q=offline%20sync%20conflicts")
@@ -116,8 +116,17 @@ def test_typing_shows_results_with_badges(page: Any, live: Served, tmp_path: Pat
     assert page.locator(".results-meta").get_attribute("data-query") == "offline sync conflicts"
     assert not page.locator("table.explain").first.is_visible()
     page.locator("#explain").check()
+    # Why each hit is here, in sentences; the engine's numbers one click away, in a fold.
+    assert page.locator(".explain-hit ul.reasons li").first.is_visible()
+    assert not page.locator("table.explain").first.is_visible()
+    first.locator("details.raw summary").click()
     assert page.locator("table.explain").first.is_visible()
-    assert "entities recognized" in page.locator(".explain-summary").inner_text()
+    raw = first.locator("details.raw .badge").all_inner_texts()
+    assert any(b.startswith("BM25 #") for b in raw) and any(b.startswith("VEC ") for b in raw)
+    summary = page.locator(".explain-summary")
+    assert "Names in your query:" in summary.inner_text() and "entities recognized" not in summary.inner_text()
+    summary.locator("details.raw summary").click()
+    assert "entities recognized" in summary.inner_text()
     page.locator("#explain").uncheck()
     page.screenshot(path=str(tmp_path / "search.png"), full_page=True)
     shutil.copyfile(tmp_path / "search.png", "/tmp/cairn-web-search.png")
@@ -150,7 +159,7 @@ def test_chips_say_how_the_query_was_read_and_a_click_removes_one(page: Any, liv
 
 def test_nearest_notes_follow_a_divider(page: Any, live: Served) -> None:
     _search(page, "Fjordvik")
-    items = page.locator("#results li")
+    items = page.locator("#results ol.hits > li")
     classes = [items.nth(i).get_attribute("class") or "" for i in range(items.count())]
     assert "divider" in classes
     cut = classes.index("divider")

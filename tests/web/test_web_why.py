@@ -38,7 +38,7 @@ def test_the_explain_view_offers_the_question_and_names_relations(client: TestCl
     assert "—attended→ Atlas 2026 Kickoff" in results.text
     page = client.get("/why", params={"q": QUERY, "note": "Leo Fischer"})
     assert page.status_code == 200
-    assert "Leo Fischer" in page.text and "fusion" in page.text
+    assert "Leo Fischer" in page.text and "fusion counts" in page.text  # in the raw fold
 
 
 def test_the_note_page_names_a_neighbour_s_relation(client: TestClient) -> None:
@@ -57,3 +57,28 @@ def test_the_search_api_takes_the_graph_knobs(client: TestClient) -> None:
     assert all(hit["graph_boost"] == 0 for hit in without.json()["hits"])
     for bad in ({"graph_weight": "-1"}, {"graph_weight": "inf"}, {"graph_weight": "1e308"}, {"max_hops": "two"}, {"graph_seeding": "x"}):
         assert client.get("/api/search", params={"q": QUERY, **bad}).status_code == 400
+
+
+def test_a_typo_in_the_why_form_offers_the_nearest_notes_not_an_error(client: TestClient) -> None:
+    page = client.get("/why", params={"q": QUERY, "note": "Priya Kumr"})
+    assert page.status_code == 404
+    assert "No note is named “Priya Kumr”" in page.text and "Engine error" not in page.text
+    # Each offer is the same question about the note it names, and the form comes again.
+    assert "/why?q=who%20attended%20the%20Atlas%20kickoff&amp;note=People/Priya%20Kumar.md" in page.text
+    assert 'class="why-form"' in page.text and 'value="Priya Kumr"' in page.text
+    missing = client.get("/api/why", params={"q": QUERY, "note": "Priya Kumr"}).json()
+    assert missing["nearest"][0] == {"path": "People/Priya Kumar.md", "title": "Priya Kumar"}
+
+
+def test_the_note_picker_api_offers_titles_and_aliases_as_typed(client: TestClient) -> None:
+    choices = client.get("/api/notes", params={"q": "prkm"}).json()["choices"]
+    assert choices[0]["path"] == "People/Priya Kumar.md" and choices[0]["how"] == "letters"
+    assert client.get("/api/notes", params={"q": ""}).json() == {"choices": []}
+    assert "notes" in client.get("/api/notes").json()  # without q: every note, as before
+
+
+def test_the_why_page_speaks_plainly_and_keeps_the_numbers_in_a_fold(client: TestClient) -> None:
+    page = client.get("/why", params={"q": QUERY, "note": "Leo Fischer"}).text
+    plain, _, raw = page.partition('<details class="raw">')
+    assert "by links" in plain and "vote" not in plain and "fused score" not in plain
+    assert "fused score" in raw and "vote" in raw

@@ -15,9 +15,9 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, Input, Markdown, Static
 from textual.worker import get_current_worker
 
-from engine.present import CHANNEL_LABELS, QUERY_SYNTAX_HELP, count_text, query_without
+from engine.present import QUERY_SYNTAX_HELP, channel_word, count_text, query_without
 from engine.records import CHANNEL_NAMES, ChannelName, Hit, IndexStatus, SearchResults, WhyReport
-from ui.dialogs.prompt import PromptDialog
+from ui.dialogs.note_picker import NotePicker
 from ui.errors import ReportsWorkerErrors
 from ui.hits import channel_summary
 from ui.widgets.explain_view import ExplainView
@@ -48,15 +48,19 @@ class SearchScreen(ReportsWorkerErrors, Screen[SearchOutcome]):
         Binding("f1", "syntax_help", "Syntax"),
         Binding("f2", "toggle_explain", "Explain"),
         Binding("f3", "why_not", "Why not…"),
-        Binding("f4", "drop_chip", "Drop filter", priority=True),
-        Binding("f5", "only('')", "All", priority=True),
-        Binding("f6", "only('fulltext')", "BM25", priority=True),
-        Binding("f7", "only('vectors')", "VEC", priority=True),
-        Binding("f8", "only('graph')", "GRAPH", priority=True),
-        Binding("alt+0", "only('')", "All channels", show=False, priority=True),
-        Binding("alt+1", "only('fulltext')", "BM25 only", show=False, priority=True),
-        Binding("alt+2", "only('vectors')", "VEC only", show=False, priority=True),
-        Binding("alt+3", "only('graph')", "GRAPH only", show=False, priority=True),
+        # The chips line says "f4 drops the last filter" when there is one to drop.
+        Binding("f4", "drop_chip", "Drop filter", show=False, priority=True),
+        # Searching one channel at a time is for comparing them: the palette and F1 list them,
+        # the footer keeps its width for the keys everyone needs.
+        Binding("f5", "only('')", "Search every way", show=False, priority=True),
+        Binding("f6", "only('fulltext')", "Search by words only", show=False, priority=True),
+        Binding("f7", "only('vectors')", "Search by meaning only", show=False, priority=True),
+        Binding("f8", "only('graph')", "Search by links only", show=False, priority=True),
+        Binding("f9", "toggle_raw", "Raw scores", show=False),
+        Binding("alt+0", "only('')", "Search every way", show=False, priority=True),
+        Binding("alt+1", "only('fulltext')", "Search by words only", show=False, priority=True),
+        Binding("alt+2", "only('vectors')", "Search by meaning only", show=False, priority=True),
+        Binding("alt+3", "only('graph')", "Search by links only", show=False, priority=True),
     ]
 
     @dataclass
@@ -95,6 +99,7 @@ class SearchScreen(ReportsWorkerErrors, Screen[SearchOutcome]):
         self._seq = 0
         self._initial_query = query
         self._why_report: WhyReport | None = None  # shown in the explain view until the cursor or the query moves
+        self._status: IndexStatus | None = None
 
     def compose(self) -> ComposeResult:
         with Vertical(id="search-box"):
@@ -162,14 +167,16 @@ class SearchScreen(ReportsWorkerErrors, Screen[SearchOutcome]):
 
     def _show(self, results: SearchResults | None, query: str, status: IndexStatus | None = None) -> None:
         self.results = results
+        self._status = status
         self.query_one(SearchResultList).show(results)
         status_line = self.query_one("#search-status", Static)
-        filter_note = f" · {CHANNEL_LABELS[self.only]} only (F5: all channels)" if self.only else ""
+        filter_note = f" · by {channel_word(self.only)} only (F5: every way)" if self.only else ""
         if results is None:
             status_line.update(Content.styled(f"Type to search{filter_note}", "$text-muted"))
         else:
             count = f"{count_text(results)}{filter_note} · "
-            status_line.update(Content.assemble(count, channel_summary(results, self.show_timings)))
+            raw = self.query_one(ExplainView).raw
+            status_line.update(Content.assemble(count, channel_summary(results, self.show_timings, raw=raw)))
         self._show_chips(results)
         self._show_vectors(results, status)
         self._explain(self.query_one(SearchResultList).current_hit)
@@ -284,18 +291,31 @@ class SearchScreen(ReportsWorkerErrors, Screen[SearchOutcome]):
         search_input.value = chip.without if same else query_without(search_input.value, chip.written)
 
     def action_why_not(self) -> None:
-        """Ask for any note and show, in the explain view, why it is where it is in these results (or not in them)."""
+        """Pick any note and show, in the explain view, why it is where it is in these results (or not in them)."""
         query = self.query_text
         if not query.strip():
             self.notify("Type a search first.", severity="warning")
             return
 
-        def chosen(note: str | None) -> None:
-            if note:
+        def chosen(path: str | None) -> None:
+            if path:
                 channels: tuple[ChannelName, ...] = (self.only,) if self.only else CHANNEL_NAMES
-                self._explain_why(query, note, channels)
+                self._explain_why(query, path, channels)
 
-        self.app.push_screen(PromptDialog("Why isn't this note here?", "A note's title, alias or path"), chosen)
+        self.app.push_screen(
+            NotePicker(self.engine, "Why isn't this note here?", f"For “{query}”: which note did you expect?"), chosen
+        )
+
+    def action_toggle_raw(self) -> None:
+        """Show the engine's own evidence (labels, ranks, scores, votes) instead of plain words, or back."""
+        explain = self.query_one(ExplainView)
+        explain.raw = not explain.raw
+        results = self.query_one(SearchResultList)
+        results.raw = explain.raw
+        highlighted = results.highlighted
+        self._show(self.results, self.query_text, self._status)
+        if highlighted is not None and results.option_count:
+            results.highlighted = highlighted
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="why")
     def _explain_why(self, query: str, note: str, channels: tuple[ChannelName, ...]) -> None:

@@ -16,10 +16,15 @@ from engine.present import (
     QUERY_SYNTAX_HELP,
     asked_kind_text,
     badges,
+    channel_word,
     colliding_titles,
     count_text,
+    hit_label,
+    hit_reasons,
     next_hop_text,
+    plain_badges,
     printable_path,
+    query_sentences,
     relation_text,
     split_hits,
     typed_as_text,
@@ -79,7 +84,7 @@ def search_page(query: str, results_html: str, recent: Sequence[tuple[str, str]]
            autocomplete="off" autofocus spellcheck="false" aria-label="Search notes">
     <label class="toggle"><input id="explain" type="checkbox"> explain</label>
   </form>
-  <p class="hint">↑ ↓ to move · Enter to open · results update as you type</p>
+  <p class="hint"><span class="keys">↑ ↓ to move · Enter to open · </span>results update as you type</p>
   <details class="syntax"><summary>Search syntax</summary>{_syntax_help()}</details>
   <div id="results" aria-live="polite">{results_html}</div>
   {recent_html}
@@ -223,6 +228,7 @@ def _channel_notices(results: SearchResults) -> str:
 
 
 def _explain_summary(results: SearchResults) -> str:
+    """How the query was read, in sentences; the channels' timings and entities in a fold; the why form."""
     channels = " · ".join(
         f'<span class="ch ch-{e(name)} st-{e(st.status)}">{e(name)} {e(st.status)} {st.ms:.1f} ms'
         + (f" ({e(st.message)})" if st.message else "")
@@ -231,32 +237,65 @@ def _explain_summary(results: SearchResults) -> str:
     )
     recognized = ", ".join(results.recognized_entities) or "–"
     expanded = ", ".join(results.expanded_entities) or "–"
+    typed_as = typed_as_text(results.reading)
+    sentences = "".join(f"<p>{e(sentence)}</p>" for sentence in query_sentences(results))
     return (
         '<div class="explain-summary explain-only">'
+        + sentences
+        + (f"<p>While you type: {e(typed_as)}.</p>" if typed_as else "")
+        + '<details class="raw"><summary>Raw scores</summary>'
         f"<p>{channels} · total {results.total_ms:.1f} ms</p>"
         f"<p>entities recognized: {e(recognized)}</p>"
         f"<p>entities expanded: {e(expanded)}</p>"
         + (f"<p>asks for: {e(asked_kind_text(results))}</p>" if results.asked_kind.label else "")
-        + (f"<p>typing: {e(typed_as_text(results.reading))}</p>" if typed_as_text(results.reading) else "")
-        + '<form class="why-form" action="/why" method="get">'
-        f'<input type="hidden" name="q" value="{e(results.query)}">'
-        '<input name="note" type="text" placeholder="Why isn\'t this note here? (title or path)"'
-        ' aria-label="Why is a note not in the results" spellcheck="false">'
-        '<button type="submit">Why?</button></form>'
+        + "</details>"
+        + _why_form(results.query)
         + "</div>"
     )
 
 
+def _why_form(query: str, note: str = "") -> str:
+    """"Why isn't this note here?": a note picker (titles and aliases offered as you type, search.js) and a button."""
+    return (
+        '<form class="why-form" action="/why" method="get">'
+        f'<input type="hidden" name="q" value="{e(query)}">'
+        f'<input name="note" type="text" value="{e(note)}" placeholder="Why isn\'t this note here? (title or path)"'
+        ' aria-label="Why is a note not in the results" spellcheck="false" autocomplete="off" list="why-notes">'
+        '<datalist id="why-notes"></datalist>'
+        '<button type="submit">Why?</button></form>'
+    )
+
+
+def why_missing_page(query: str, name: str, nearest: Sequence[tuple[str, str]]) -> str:
+    """No note has the name asked about: offer the nearest ones (each a link to its why), and the form again."""
+    back = f"/?q={e(quote(query))}"
+    items = "".join(
+        f'<li><a href="/why?q={e(quote(query))}&amp;note={e(quote(path))}">{e(title)}</a>'
+        f' <span class="path">{e(path)}</span></li>'
+        for path, title in nearest
+    )
+    offer = f'<p>Did you mean:</p><ul class="why-choices">{items}</ul>' if nearest else "<p>No note has a name like it.</p>"
+    return f"""
+<section class="why">
+  <h1>No note is named “{e(name)}”</h1>
+  <p>for <a href="{back}">{e(query)}</a></p>
+  {offer}
+  {_why_form(query, name)}
+</section>"""
+
+
 def why_page(report: WhyReport) -> str:
-    """Why a chosen note is where it is in a search's results, or not in them."""
+    """Why a chosen note is where it is in a search's results, or not in them; the numbers in a fold."""
     lines = why_lines(report)
     items = "".join(f"<li>{e(line.strip().removeprefix('- '))}</li>" for line in lines[1:])
+    raw = "".join(f"<li>{e(line.strip().removeprefix('- '))}</li>" for line in why_lines(report, raw=True))
     back = f"/?q={e(quote(report.query))}"
     return f"""
 <section class="why">
   <h1>Why “{e(report.title)}” is where it is</h1>
   <p>for <a href="{back}">{e(report.query)}</a>: {e(lines[0])}</p>
   <ul class="why-reasons">{items}</ul>
+  <details class="raw"><summary>Raw scores</summary><ul class="why-raw">{raw}</ul></details>
 </section>"""
 
 
@@ -265,26 +304,35 @@ def _hit(hit: Hit, *, selected: bool) -> str:
 
     href = note_url(hit.path, line=hit.snippet.line)
     badge_html = " ".join(
-        f'<span class="badge badge-{e(CHANNEL_LABELS[badge.channel].lower())}">{e(badge.text)}</span>' for badge in badges(hit)
+        f'<span class="badge badge-{e(CHANNEL_LABELS[badge.channel].lower())}" title="by {e(channel_word(badge.channel))}">'
+        f"{e(badge.text)}</span>"
+        for badge in plain_badges(hit)
     )
     heading = f"{e(hit.snippet.heading)} · " if hit.snippet.heading else ""
     snippet = highlight(hit.snippet.text, hit.snippet.highlights)
     return f"""<li class="hit{' selected' if selected else ''}" data-href="{e(href)}">
   <a class="hit-link" href="{e(href)}"><span class="hit-title">{e(hit.title)}</span>
   <span class="hit-path">{e(hit.path)}</span></a>
-  <div class="hit-meta"><span class="label label-{e(hit.label)}">{e(hit.label.replace("_", " "))}</span> {badge_html}</div>
+  <div class="hit-meta"><span class="label label-{e(hit.label)}">{e(hit_label(hit))}</span> {badge_html}</div>
   <p class="snippet"><span class="where">{heading}line {hit.snippet.line}</span> {snippet}</p>
   {_explain_hit(hit)}
 </li>"""
 
 
 def _explain_hit(hit: Hit) -> str:
+    """Why the hit is here, in sentences; the engine's ranks, scores and votes in a fold."""
+    reasons = "".join(f"<li>{e(sentence)}</li>" for sentence in hit_reasons(hit))
+    raw_badges = " ".join(
+        f'<span class="badge badge-{e(CHANNEL_LABELS[badge.channel].lower())}">{e(badge.text)}</span>' for badge in badges(hit)
+    )
     rows = "".join(
         f"<tr><td>{e(name)}</td><td>#{ev.rank}</td><td>{ev.score:.4g}</td><td>{e(_detail(ev))}</td></tr>"
         for name, ev in hit.channels.items()
     )
     return (
-        '<table class="explain explain-only"><thead><tr><th>channel</th><th>rank</th><th>score</th>'
+        f'<div class="explain-hit explain-only"><ul class="reasons">{reasons}</ul>'
+        f'<details class="raw"><summary>Raw scores</summary><p>{raw_badges}</p>'
+        '<table class="explain"><thead><tr><th>channel</th><th>rank</th><th>score</th>'
         f"<th>detail</th></tr></thead><tbody>{rows}"
         f'<tr class="fused"><td>fused</td><td></td><td>{hit.score:.4g}</td><td>{e(hit.label)}</td></tr>'
         + (
@@ -292,7 +340,7 @@ def _explain_hit(hit: Hit) -> str:
             if hit.next_hop is not None
             else ""
         )
-        + "</tbody></table>"
+        + "</tbody></table></details></div>"
     )
 
 
@@ -352,7 +400,7 @@ def note_page(
     related_items = "".join(
         f'<li><a href="{e(note_url(h.path, line=h.snippet.line))}" title="{e(h.path)}">{e(h.title)}</a> '
         + (f'<span class="path">{e(h.path)}</span> ' if h.title.casefold() in related_shared else "")
-        + f'<span class="label label-{e(h.label)}">{e(h.label.replace("_", " "))}</span></li>'
+        + f'<span class="label label-{e(h.label)}">{e(hit_label(h))}</span></li>'
         for h in related.hits
     )
     return f"""

@@ -343,12 +343,22 @@ class _Views:
         return self.engine.why(query, note, limit=limit, **_graph_knobs(params))
 
     async def why_page(self, request: Request) -> Response:
-        report = await run_in_threadpool(self._why, request)
+        try:
+            report = await run_in_threadpool(self._why, request)
+        except NoteNotFound as exc:  # a typo: offer the nearest notes, not an error page
+            query = request.query_params.get("q", "")
+            content = pages.why_missing_page(query, exc.name, exc.nearest)
+            return self._page(f"No note named {exc.name}", content, status=404, script="search.js")
         return self._page(f"Why {report.title}", pages.why_page(report))
 
     # -- API -----------------------------------------------------------------------
     async def api_why(self, request: Request) -> Response:
-        report = await run_in_threadpool(self._why, request)
+        try:
+            report = await run_in_threadpool(self._why, request)
+        except NoteNotFound as exc:
+            nearest = [{"path": path, "title": title} for path, title in exc.nearest]
+            body = {"error": "not_found", "message": str(exc), "nearest": nearest}
+            return JSONResponse(body, status_code=404)
         return JSONResponse(why_to_json(report))
 
     async def api_search(self, request: Request) -> Response:
@@ -363,6 +373,12 @@ class _Views:
         return JSONResponse(await run_in_threadpool(build))
 
     async def api_notes(self, request: Request) -> Response:
+        typed = request.query_params.get("q")
+        if typed is not None:  # a note picker's choices for what was typed
+            choices = await run_in_threadpool(lambda: self.engine.note_choices(typed, limit=8))
+            return JSONResponse(
+                {"choices": [{"path": c.path, "title": c.title, "matched": c.matched, "how": c.how} for c in choices]}
+            )
         notes = await run_in_threadpool(self.engine.notes)
         return JSONResponse({"notes": [{"path": p, "title": t} for p, t in notes]})
 

@@ -18,6 +18,7 @@ class ExplainView(VerticalScroll):
     def __init__(self, *, show_timings: bool = True, id: str | None = None) -> None:
         super().__init__(id=id)
         self.show_timings = show_timings
+        self.raw = False  # the engine's own numbers instead of sentences (F9 in the search panel)
         self._text = Static("", id="explain-text")
 
     def compose(self) -> ComposeResult:
@@ -28,8 +29,9 @@ class ExplainView(VerticalScroll):
         if results is None:
             self._text.update("")
             return
-        self._text.update(explain_content(hit, results, self.show_timings))
+        self._text.update(explain_content(hit, results, self.show_timings, raw=self.raw))
 
     def show_why(self, report: WhyReport) -> None:
         """Explain where a chosen note is in the results, and why (until the next hit is explained)."""
-        self._text.update(Content("\n").join([Content.styled("Why this note is where it is", "bold"), *map(Content, why_lines(report))]))
+        lines = why_lines(report, raw=self.raw)
+        self._text.update(Content("\n").join([Content.styled("Why this note is where it is", "bold"), *map(Content, lines)]))

@@ -10,7 +10,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import BindingType
+from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.message import Message
@@ -33,9 +33,10 @@ from ui.wikilinks import (
 class NoteView(VerticalScroll, can_focus=True):
     """Renders one note; clicking a link asks to follow it."""
 
+    # Out of the footer, as the arrow keys they repeat are: at 80 columns it keeps Quit in sight.
     BINDINGS: ClassVar[list[BindingType]] = [
-        ("j", "scroll_down", "Down"),
-        ("k", "scroll_up", "Up"),
+        Binding("j", "scroll_down", "Down", show=False),
+        Binding("k", "scroll_up", "Up", show=False),
     ]
 
     @dataclass

@@ -33,6 +33,7 @@ class SearchResultList(OptionList):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.results: SearchResults | None = None
+        self.raw = False  # badges and labels as the engine has them (F9 in the search panel)
 
     def show(self, results: SearchResults | None) -> None:
         """Replace the list with `results`: the confident hits, then a divider and the few nearest notes."""
@@ -45,7 +46,8 @@ class SearchResultList(OptionList):
         shared = colliding_titles([(hit.path, hit.title) for hit in results.hits])
 
         def option(hit: Hit, number: int) -> Option:
-            return Option(hit_content(hit, number, width, show_path=hit.title.casefold() in shared), id=str(number - 1))
+            content = hit_content(hit, number, width, show_path=hit.title.casefold() in shared, raw=self.raw)
+            return Option(content, id=str(number - 1))
 
         options: list[Option] = [option(hit, number) for number, hit in enumerate(confident, start=1)]
         if nearest:

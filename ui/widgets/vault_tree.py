@@ -5,6 +5,8 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass
 
+from rich.style import Style
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Vertical
@@ -14,6 +16,22 @@ from textual.widgets.tree import TreeNode
 
 # While the tree has the focus it widens to fit its longest name, up to this share of the screen.
 _WIDEST_SHARE = 0.45
+
+
+class NamesTree(Tree[str | None]):
+    """A tree whose names end in an ellipsis where the column cuts them, so a cut name reads as cut."""
+
+    def render_label(self, node: TreeNode[str | None], base_style: Style, style: Style) -> Text:
+        label = super().render_label(node, base_style, style)
+        depth = 0
+        parent = node.parent
+        while parent is not None and parent is not self.root:
+            depth += 1
+            parent = parent.parent
+        room = self.scrollable_content_region.width - depth * self.guide_depth - (self.guide_depth if depth else 0)
+        if room > 1 and label.cell_len > room:
+            label.truncate(room, overflow="ellipsis")
+        return label
 
 
 class VaultTree(Vertical):
@@ -39,7 +57,7 @@ class VaultTree(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Input(placeholder="Filter notes…", id="tree-filter")
-        tree: Tree[str | None] = Tree("vault", id="tree")
+        tree = NamesTree("vault", id="tree")
         tree.show_root = False
         tree.guide_depth = 2
         yield tree

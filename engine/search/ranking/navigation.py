@@ -1,13 +1,17 @@
 """The navigation stage: a query that names a note gets that note first.
 
 Typing a note's title or an alias is how people open a note they know (a navigational
-query): the note comes first, whatever the channels rank. While the last word is still
-being typed, the few notes whose title the query begins come right after ("tile pa":
-*Tile Pack*); a shorter or commoner beginning says little about which note is meant.
+query): the note comes first, whatever the channels rank. So does a title typed with a
+slip the query was read through ("grph view" read as "graph view": *Graph view*), since
+the chips already say the query was read so. While the last word is still being typed,
+the few notes whose title the query begins come right after ("tile pa": *Tile Pack*); a
+shorter or commoner beginning says little about which note is meant.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -30,6 +34,17 @@ class NavigationRecord(StageRecord):
     typed: tuple[str, ...] = ()
 
 
+def read_through(text: str, corrections: Sequence[tuple[str, str]]) -> str:
+    """`text` with each word read as a typo written as the word it was read as, in one pass."""
+    if not corrections:
+        return text
+    meant = {typed.casefold(): word for typed, word in corrections}
+    return _WORD.sub(lambda m: meant.get(m.group().casefold(), m.group()), text)
+
+
+_WORD = re.compile(r"\w+")
+
+
 class NavigationStage:
     """Exact title and alias matches first, then the titles the words being typed begin."""
 
@@ -44,6 +59,11 @@ class NavigationStage:
         key = normalize(plan.text)
         exact = tuple(vault.titled(key))
         alias = tuple(path for path in vault.aliased(key) if path not in exact)
+        if not exact and not alias and plan.corrections:
+            read = normalize(read_through(plan.text, plan.corrections))
+            if read != key:
+                exact = tuple(vault.titled(read))
+                alias = tuple(path for path in vault.aliased(read) if path not in exact)
         typed = self._typed_titles(context, key, {*exact, *alias})
         said = []
         if exact or alias:

@@ -2,6 +2,38 @@
 // Pages run inside the shell (shell.js), whose `cairn.fetch` sends the access token.
 "use strict";
 
+// Note pickers ("why isn't this note here?"): as a name is typed, the engine's choices
+// (titles and aliases, then the nearest spellings) fill the field's datalist.
+(() => {
+  let latest = 0;
+  document.addEventListener("input", async (event) => {
+    const field = event.target;
+    if (!(field instanceof HTMLInputElement) || field.getAttribute("list") !== "why-notes") return;
+    const list = field.form && field.form.querySelector("datalist");
+    const typed = field.value.trim();
+    const sequence = ++latest;
+    if (!list || !typed) return;
+    try {
+      const response = await cairn.fetch(`/api/notes?q=${encodeURIComponent(typed)}`, {
+        headers: { Accept: "application/json" },
+      });
+      if (!response.ok || sequence !== latest) return;
+      const { choices } = await response.json();
+      const titles = choices.map((choice) => choice.title);
+      list.replaceChildren(...choices.map((choice) => {
+        const option = document.createElement("option");
+        // A title two choices share is sent as the path, which names one note.
+        const shared = titles.filter((title) => title === choice.title).length > 1;
+        option.value = shared ? choice.path : choice.title;
+        option.label = choice.how === "nearest" ? `${choice.path} · close spelling` : choice.path;
+        return option;
+      }));
+    } catch (err) {
+      // No choices this time; the form still takes what was typed.
+    }
+  });
+})();
+
 (() => {
   const badge = document.getElementById("index-status");
   if (!badge) return;
@@ -16,7 +48,7 @@
                  title: status.vectors_text || "" };
       }
       const count = indexing.total ? ` ${indexing.done}/${indexing.total}` : "";
-      return { text: `indexing (${indexing.phase})${count}`, state: "busy" };
+      return { text: indexing.text || `indexing (${indexing.phase})${count}`, state: "busy" };
     }
     if (status.vectors.status === "unavailable") {
       return { text: "vectors unavailable", state: "warn", title: status.vectors.message };

@@ -94,7 +94,7 @@
 
   results.addEventListener("click", (event) => {
     const item = event.target.closest("li.hit");
-    if (!item || event.target.closest("a, table")) return;
+    if (!item || event.target.closest("a, table, details, .explain-hit")) return;
     window.location.href = item.dataset.href;
   });
 
