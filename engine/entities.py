@@ -259,15 +259,16 @@ def read_names(text: str, lexicon: Lexicon = ENGLISH, *, foreign: bool | None = 
     for start, end, evidence in _capitalized_phrases(text, lexicon, foreign):
         claim(start, end, text[start:end], evidence, _PHRASE)
     for m in _CAMEL_IDENTIFIER.finditer(text):
-        if _ACRONYM_PLURAL.fullmatch(m.group()):
-            # The plural of initials ("VCs", "CEOs", "APIs") names a kind of thing, not one
-            # thing; inside a name ("Q3 OKRs") it is a word of that name.
-            continue
         if taken.find(1, m.start(), m.end()) < 0 and taken.find(0, m.start(), m.end()) < 0:
             # An identifier inside a longer name is a name of its own too: "CloudKnox
-            # Security" also names CloudKnox, as the company is written elsewhere.
-            found.append((m.start(), m.group(), WRITTEN))
+            # Security" also names CloudKnox, as the company is written elsewhere. Not the
+            # plural of initials ("Q3 OKRs"): that is a word of the name, not another name.
+            if not _ACRONYM_PLURAL.fullmatch(m.group()):
+                found.append((m.start(), m.group(), WRITTEN))
         else:
+            # The plural of initials alone ("LLMs", "VCs") names a kind of thing rather than
+            # one, but the vault's writers look things up by it: without it, a BrainBench
+            # question about LLMs loses its answer from the top 5 (R@5 0.9497 → 0.9441).
             claim(m.start(), m.end(), m.group(), WRITTEN)
 
     found.sort(key=lambda item: item[0])
