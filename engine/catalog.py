@@ -90,7 +90,8 @@ CREATE INDEX IF NOT EXISTS links_resolved ON links(resolved);
 CREATE TABLE IF NOT EXISTS mentions (
     note_id INTEGER NOT NULL REFERENCES notes(id) ON DELETE CASCADE,
     chunk_ordinal INTEGER NOT NULL,
-    surface TEXT NOT NULL
+    surface TEXT NOT NULL,
+    evidence INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS mentions_note ON mentions(note_id);
 CREATE TABLE IF NOT EXISTS embeddings (
@@ -170,11 +171,12 @@ class LinkTarget(NamedTuple):
 
 
 class Mention(NamedTuple):
-    """A name found in a note's chunk."""
+    """A name found in a note's chunk, with what its writing says of it (engine.entities.WRITTEN …)."""
 
     path: str
     ordinal: int
     surface: str
+    evidence: int = 0
 
 
 class ChunkLines(NamedTuple):
@@ -255,8 +257,9 @@ class Catalog:
             conn.execute(f"PRAGMA busy_timeout={_BUSY_TIMEOUT_MS}")
 
     def _add_missing_columns(self, conn: sqlite3.Connection) -> None:
-        """Columns added since a catalog was created (NULL until its notes are parsed again)."""
+        """Columns added since a catalog was created (NULL or 0 until its notes are parsed again)."""
         self._property = "l.property"
+        self._evidence = "m.evidence"
         columns = {str(row[1]) for row in conn.execute("PRAGMA table_info(links)")}
         if "property" not in columns:
             try:
@@ -265,6 +268,14 @@ class Catalog:
                 if "readonly" not in str(exc):
                     raise
                 self._property = "NULL"  # a read-only catalog of before: its links have no properties
+        columns = {str(row[1]) for row in conn.execute("PRAGMA table_info(mentions)")}
+        if "evidence" not in columns:
+            try:
+                conn.execute("ALTER TABLE mentions ADD COLUMN evidence INTEGER NOT NULL DEFAULT 0")
+            except sqlite3.OperationalError as exc:
+                if "readonly" not in str(exc):
+                    raise
+                self._evidence = "0"  # a read-only catalog of before: every name counts as written
     def _migrate_embeddings(self) -> None:
         """Move the cached vectors of a schema 1 catalog into the schema 2 table (one transaction),
         then give the old table's pages back to the file system (a few seconds at 10k notes, once;
@@ -383,7 +394,7 @@ class Catalog:
         body_line_offset: int,
         chunks: Sequence[tuple[Chunk, str]],
         links: Sequence[Link],
-        mentions: Sequence[tuple[int, str]],
+        mentions: Sequence[tuple[int, str, int]],
         facts: str = "{}",
     ) -> int:
         """Insert or replace a note with its chunks, links, mentions and facts (JSON); returns its id."""
@@ -435,8 +446,8 @@ class Catalog:
             ],
         )
         conn.executemany(
-            "INSERT INTO mentions(note_id, chunk_ordinal, surface) VALUES(?,?,?)",
-            [(note_id, ordinal, surface) for ordinal, surface in mentions],
+            "INSERT INTO mentions(note_id, chunk_ordinal, surface, evidence) VALUES(?,?,?,?)",
+            [(note_id, ordinal, surface, evidence) for ordinal, surface, evidence in mentions],
         )
         return note_id
 
@@ -804,9 +815,12 @@ class Catalog:
 
     def mentions_of(self, paths: Iterable[str] | None = None) -> Iterator[Mention]:
         """Names extracted from notes (all, or some), in the order written."""
-        sql = "SELECT n.path, m.chunk_ordinal, m.surface FROM mentions m JOIN notes n ON n.id=m.note_id WHERE 1"
-        for path, ordinal, surface in self._rows_of(sql, paths, "m.rowid"):
-            yield Mention(str(path), int(ordinal), str(surface))  # type: ignore[call-overload]
+        sql = (
+            f"SELECT n.path, m.chunk_ordinal, m.surface, {self._evidence} FROM mentions m JOIN notes n ON n.id=m.note_id"
+            " WHERE 1"
+        )
+        for path, ordinal, surface, evidence in self._rows_of(sql, paths, "m.rowid"):
+            yield Mention(str(path), int(ordinal), str(surface), int(evidence))  # type: ignore[call-overload]
 
     def naming(self, names: Collection[str], paths: Collection[str]) -> dict[str, set[str]]:
         """Which of `names` (as extracted, exact) each of the notes at `paths` mentions; notes

@@ -26,7 +26,13 @@ from engine.channels.base import Channel, VectorIndex
 from engine.chunking import CHUNKER_VERSION, chunk_note
 from engine.config import EngineConfig
 from engine.embedder import Embedder, Vectors, parallel_batches_of
-from engine.entities import extract_capitalized_words, extract_names, normalize
+from engine.entities import (
+    TITLED,
+    extract_capitalized_words,
+    in_other_language,
+    normalize,
+    read_names,
+)
 from engine.lexicon import lexicon_for
 from engine.notes import remove_stale_temps
 from engine.records import Chunk, NoteInfo, ParsedNote, Progress, ReindexReport, SkippedFile
@@ -75,7 +81,7 @@ class _Pending:
     body_line_offset: int
     chunks: list[tuple[Chunk, str]]
     links: tuple[object, ...]
-    mentions: list[tuple[int, str]]
+    mentions: list[tuple[int, str, int]]  # chunk ordinal, name as written, evidence
     facts: str = "{}"
 
 
@@ -575,14 +581,17 @@ def _prepare(item: _Unparsed, max_words: int, overlap_words: int, language: str 
     lexicon = lexicon_for(language)
     note = parse_note(path, text)
     chunks = chunk_note(note, max_words, overlap_words)
-    mentions: list[tuple[int, str]] = []
+    mentions: list[tuple[int, str, int]] = []
+    foreign = in_other_language(note.body, lexicon)  # for a paragraph too short to say its language
     for chunk in chunks:
-        names = extract_names(chunk.text, lexicon)
-        mentions.extend((chunk.ordinal, name) for name in names)
+        names = read_names(chunk.text, lexicon, foreign=foreign)
+        mentions.extend((chunk.ordinal, name, evidence) for name, evidence in names)
         # Single capitalised words become edges only where they are a note's title (graph).
-        named = {normalize(name) for name in names}
+        named = {normalize(name) for name, _evidence in names}
         mentions.extend(
-            (chunk.ordinal, word) for word in extract_capitalized_words(chunk.text, lexicon) if word.casefold() not in named
+            (chunk.ordinal, word, TITLED)
+            for word in extract_capitalized_words(chunk.text, lexicon)
+            if word.casefold() not in named
         )
     info = NoteInfo(
         path=path,

@@ -83,18 +83,36 @@ def test_sample_vault_edits_match_a_rebuild(sample: tuple[Engine, Path]) -> None
     build = eng._graph._build
 
     # Body text: a new name, and a link written in a sentence that names a relation.
-    _append(vault, hana, "\nQuillon Varga advises Hana; she invested time with [[Tomasz Nowak]] on tests.\n")
+    _append(vault, hana, "\nHana asked Quillon Varga for advice; she invested time with [[Tomasz Nowak]] on tests.\n")
     eng.reindex([hana], embed=False)
     _assert_same_as_rebuilt(eng, queries, paths)
     assert eng._graph._build is build  # patched, not rebuilt
     assert eng._graph.recognize("Quillon Varga")
 
     # A link removed, and the new name gone again (its vertex and dictionary entry with it).
-    _edit(vault, hana, "\nQuillon Varga advises Hana; she invested time with [[Tomasz Nowak]] on tests.\n", "\n")
+    _edit(vault, hana, "\nHana asked Quillon Varga for advice; she invested time with [[Tomasz Nowak]] on tests.\n", "\n")
     eng.reindex([hana], embed=False)
     _assert_same_as_rebuilt(eng, queries, paths)
     assert eng._graph._build is build
     assert not eng._graph.recognize("Quillon Varga")
+
+    # A name written only in a heading is no name until a sentence of another note writes it:
+    # then the heading's note names it too, patched, and no longer once that sentence goes.
+    _append(vault, tomasz, "\n## Quillon Varga\n\nA contact from the pilot.\n")
+    eng.reindex([tomasz], embed=False)
+    assert not eng._graph.recognize("Quillon Varga")
+    _append(vault, hana, "\nHana asked Quillon Varga for advice.\n")
+    eng.reindex([hana], embed=False)
+    _assert_same_as_rebuilt(eng, queries, paths)
+    assert eng._graph._build is build
+    assert "Quillon Varga" in {n.name for n in eng.neighbors(tomasz, limit=100)}
+    _edit(vault, hana, "\nHana asked Quillon Varga for advice.\n", "\n")
+    eng.reindex([hana], embed=False)
+    _assert_same_as_rebuilt(eng, queries, paths)
+    assert eng._graph._build is build
+    assert not eng._graph.recognize("Quillon Varga")
+    _edit(vault, tomasz, "\n## Quillon Varga\n\nA contact from the pilot.\n", "\n")
+    eng.reindex([tomasz], embed=False)
 
     # Tags: a note becomes a person; two notes edited in one update.
     _edit(vault, "Glossary/CRDT.md", "# CRDT", "---\ntags: [person, glossary]\n---\n# CRDT")

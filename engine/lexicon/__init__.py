@@ -146,6 +146,12 @@ class Lexicon:
     # Words that open a job title ("Head of Operations", "Partner Hannah Kreiswirth", "VP of
     # Engineering"): no part of a name; a title ending in a person noun names no one.
     job_titles: frozenset[str] = frozenset()
+    # The job titles that stand right before a person's name as an honorific does ("Partner
+    # Sarah Guo", "CEO Jane Doe"); after the others ("Chief", "Senior", "Head of") comes the
+    # rest of the title ("Chief Business Officer", "VP of Engineering"), not a name.
+    name_titles: frozenset[str] = frozenset()
+    # Words written with a full stop that ends no sentence ("Dr. Maria Chen", "Mr. Watanabe").
+    abbreviations: frozenset[str] = frozenset()
     # Words that label a part of a document, written in capitals at its start ("BACKGROUND",
     # "METHODS", "NOTE"): no part of the name after them.
     section_labels: frozenset[str] = frozenset()

@@ -87,10 +87,10 @@ _VERBS = (
 # Instructions open with these, as a bare base form ("Install Obsidian CLI", "Tap Export").
 _INSTRUCTION_VERBS = (
     "add", "ask", "call", "check", "choose", "click", "configure", "confirm", "copy", "create",
-    "customize", "customise", "delete", "disable", "download", "drag", "email", "enable",
+    "close", "customize", "customise", "delete", "disable", "download", "drag", "email", "enable",
     "ensure", "enter", "execute", "extend", "find", "follow", "get", "give", "inspect",
-    "insert", "install", "invite", "keep", "navigate", "ping", "press", "register", "reload",
-    "remove", "reopen", "restart", "restore", "run", "select", "send", "tap", "type",
+    "insert", "install", "invite", "keep", "navigate", "open", "ping", "press", "quit", "register",
+    "relaunch", "reload", "remove", "reopen", "restart", "restore", "run", "select", "send", "tap", "type",
     "uninstall", "upload", "use", "visit",
 )
 _IRREGULAR_VERBS = {
@@ -199,6 +199,17 @@ ENGLISH = Lexicon(
     job_titles=frozenset({
         "head", "vp", "svp", "evp", "avp", "chief", "senior", "junior", "principal", "partner", "managing",
         "lead", "staff", "ceo", "cto", "cfo", "coo", "cpo", "cmo", "founder", "co-founder", "cofounder",
+        "president", "senator", "governor", "mayor", "chancellor", "minister", "detective", "professor", "sir",
+        "dame", "dr", "mr", "mrs", "ms", "md",
+    }),
+    name_titles=frozenset({
+        "vp", "svp", "evp", "avp", "partner", "ceo", "cto", "cfo", "coo", "cpo", "cmo", "founder", "co-founder", "cofounder",
+        "president", "senator", "governor", "mayor", "chancellor", "minister", "detective", "professor", "sir",
+        "dame", "dr", "mr", "mrs", "ms", "md",
+    }),
+    abbreviations=frozenset({
+        "dr", "mr", "mrs", "ms", "mx", "prof", "sr", "jr", "st", "rev", "hon", "gen", "col", "capt", "lt", "sgt",
+        "inc", "ltd", "corp", "co", "vs", "no", "approx", "ca", "cf", "fig", "vol",
     }),
     section_labels=frozenset({
         "abstract", "aim", "aims", "background", "conclusion", "conclusions", "context", "design",

@@ -111,13 +111,13 @@ def _chunks(text: str) -> Callable[[], object]:
 
 def _names(text: str) -> Callable[[], object]:
     from engine.chunking import chunk_note
-    from engine.entities import extract_capitalized_words, extract_names
+    from engine.entities import extract_capitalized_words, read_names
 
     chunks = [chunk.text for chunk in chunk_note(_parsed(text), 80, 16)]
 
     def run() -> None:
         for chunk in chunks:
-            extract_names(chunk)
+            read_names(chunk)
             extract_capitalized_words(chunk)
 
     return run
@@ -166,7 +166,7 @@ def _graph(text: str) -> Callable[[], object]:
         links=[(f"{link.target}.md", link.line, link.target, link.property) for link in _parsed(text).links],
     )
     # Every name is taken for a note's title, so every mention's sentence is read too.
-    name_to_note = {normalize(surface): f"note:{surface}.md" for _, surface in pending.mentions}
+    name_to_note = {normalize(surface): f"note:{surface}.md" for _, surface, _ in pending.mentions}
     notes = {target for target, _, _, _ in rows.links}
     body = (pending.body, pending.body_line_offset)
     return lambda: note_part(pending.info, rows, lambda: body, name_to_note, notes, 3, True, ENGLISH)

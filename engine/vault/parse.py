@@ -38,9 +38,10 @@ _FM_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.MULTILINE)
 # heading as it renders, "&amp;" as "&": 4; names and links matched in one Unicode form, so
 # a link typed in NFC reaches a note named in NFD: 5; no name opened by a sentence's verb,
 # adverb or function word, nor a job title nor the plural of initials, an identifier inside
-# a name a name of its own too, a quoted bold key `> **Owner:** [[X]]` a link's property: 6):
-# a full scan then parses every note again.
-PARSE_VERSION = 6
+# a name a name of its own too, a quoted bold key `> **Owner:** [[X]]` a link's property: 6;
+# each name stored with what its writing says of it, as running text, a sentence's start or a
+# title: 7): a full scan then parses every note again.
+PARSE_VERSION = 7
 
 _INLINE_TAG = re.compile(r"(?<!\S)#([\w/\-]+)")
 _TAG_SPLIT = re.compile(r"[,\s]+")

@@ -24,7 +24,14 @@ from engine.catalog import Catalog
 from engine.channels.graph.relations import Named, SentenceRelations, property_relation
 from engine.channels.graph.sums import EdgeLists, EdgeSums, link_code, pair_code
 from engine.channels.graph.texts import PairTexts
-from engine.entities import displayed_text, extract_names, is_title_word, normalize
+from engine.entities import (
+    OPENING,
+    WRITTEN,
+    displayed_text,
+    extract_names,
+    is_title_word,
+    normalize,
+)
 from engine.kinds import is_person
 from engine.lexicon import Lexicon
 from engine.query.words import QUERY_WORD, relation_keys
@@ -254,6 +261,9 @@ class Part:
     typed: dict[str, dict[tuple[str, bool, bool], int]] = field(default_factory=dict)
     # Chunk ordinal → the entity keys it names or links (in written order): the chunk → entity edges.
     chunk_entities: dict[int, tuple[str, ...]] = field(default_factory=dict)
+    # Name key → how this note writes it (_WRITTEN_MARK, _OPENING_MARK): what it adds to the
+    # vault's evidence that the name is one (`Build.known`).
+    marks: dict[str, int] = field(default_factory=dict)
 
 
 _PART_FIELDS = tuple(f.name for f in fields(Part))
@@ -315,7 +325,7 @@ class Parts(Mapping[str, Part]):
 class NoteRows:
     """The catalog rows of one note the graph is built from."""
 
-    mentions: list[tuple[int, str]] = field(default_factory=list)
+    mentions: list[tuple[int, str, int]] = field(default_factory=list)  # chunk ordinal, surface, evidence
     chunks: list[tuple[int, int, int]] = field(default_factory=list)
     links: list[tuple[str, int, str, str | None]] = field(default_factory=list)  # target, line, written, property
 
@@ -332,13 +342,59 @@ def without_qualifier(title: str) -> str:
 def note_rows(catalog: Catalog, paths: Collection[str] | None) -> dict[str, NoteRows]:
     """Mentions, chunk line ranges and resolved links of all notes (or some), in written order."""
     rows: defaultdict[str, NoteRows] = defaultdict(NoteRows)
-    for path, ordinal, surface in catalog.mentions_of(paths):
-        rows[path].mentions.append((ordinal, surface))
+    for path, ordinal, surface, evidence in catalog.mentions_of(paths):
+        rows[path].mentions.append((ordinal, surface, evidence))
     for path, ordinal, start, end in catalog.chunk_lines_of(paths):
         rows[path].chunks.append((start, end, ordinal))
     for link in catalog.resolved_links_of(paths):
         rows[link.source].links.append((link.target, link.line, link.written, link.property))
     return rows
+
+
+# How a note writes a name (Part.marks): inside running text, at a sentence's start.
+_WRITTEN_MARK, _OPENING_MARK = 1, 2
+
+
+def name_marks(mentions: Iterable[tuple[int, str, int]], min_name_len: int) -> dict[str, int]:
+    """Name key → how a note's mentions write it (_WRITTEN_MARK | _OPENING_MARK); titled ones add nothing."""
+    marks: dict[str, int] = {}
+    for _ordinal, surface, evidence in mentions:
+        mark = _WRITTEN_MARK if evidence == WRITTEN else _OPENING_MARK if evidence == OPENING else 0
+        if mark:
+            normal = normalize(surface)
+            if len(normal) >= min_name_len:
+                marks[normal] = marks.get(normal, 0) | mark
+    return marks
+
+
+def _named(
+    mentions: Iterable[tuple[int, str, int]],
+    name_to_note: Mapping[str, str],
+    known: Callable[[str], bool],
+    min_name_len: int,
+) -> Iterator[tuple[int, str, str]]:
+    """(chunk ordinal, surface, key) of what a note's mentions name: a mention whole where it
+    is a note's title or alias, written inside running text, or a name the vault knows (see
+    `Build.known`); else the known names inside it ("## Adjust Obsidian Sync settings" names
+    Obsidian Sync, "VP of Engineering Marcus Webb" Marcus Webb), longest first."""
+    for ordinal, surface, evidence in mentions:
+        normal = normalize(surface)
+        if len(normal) < min_name_len:
+            continue
+        if evidence == WRITTEN or normal in name_to_note or is_title_word(surface) or known(normal):
+            yield ordinal, surface, normal
+            continue
+        words = surface.split()
+        free = [True] * len(words)
+        for width in range(len(words) - 1, 1, -1):
+            for at in range(len(words) - width + 1):
+                if not all(free[at : at + width]):
+                    continue
+                piece = " ".join(words[at : at + width])
+                key = normalize(piece)
+                if len(key) >= min_name_len and (key in name_to_note or known(key)):
+                    free[at : at + width] = [False] * width
+                    yield ordinal, piece, key
 
 
 def note_part(
@@ -350,11 +406,15 @@ def note_part(
     min_name_len: int,
     title_words: bool,
     lexicon: Lexicon,
+    known: Callable[[str], bool] = lambda _key: True,
+    marks: dict[str, int] | None = None,
 ) -> Part:
     """What one note adds: tag, mention, link and co-occurrence edges, names, link contexts.
 
     `load_body` reads the note's text (and its line offset); it is called at most once,
     and only for a note that links to or names another note: the sentences say how.
+    `known` says whether the vault takes a name key for a name (`Build.known`); `marks`
+    are the note's own `name_marks` (read from its rows when not given).
     """
     me = sys.intern(f"note:{info.path}")  # one object per key: less memory, a smaller saved graph
     edges: dict[tuple[str, str, int], int] = {}
@@ -399,10 +459,7 @@ def note_part(
         if named is not None:
             add_typed(key, named, False)
 
-    for ordinal, surface in rows.mentions:
-        normal = normalize(surface)
-        if len(normal) < min_name_len:
-            continue
+    for ordinal, surface, normal in _named(rows.mentions, name_to_note, known, min_name_len):
         named = name_to_note.get(normal)
         if named is None:
             if is_title_word(surface):
@@ -452,6 +509,7 @@ def note_part(
         contexts={k: _context(v) for k, v in contexts.items()},
         typed=dict(typed),
         chunk_entities={ordinal: tuple(dict.fromkeys(members)) for ordinal, members in chunk_entities.items()},
+        marks=name_marks(rows.mentions, min_name_len) if marks is None else marks,
     )
 
 
@@ -528,9 +586,35 @@ class Build:
         self.contexts = PairTexts()  # pair_code → context
         # Linked pair → (its subject vertex, relation, named by a property), where the vault names one.
         self.named: dict[int, NamedEdge] = {}
+        # Name key → in how many notes it is written inside running text, and at a sentence's start.
+        self.written: dict[str, int] = {}
+        self.opening: dict[str, int] = {}
         self.people: set[str] = set()
         # The summed edges in igraph's edge numbering.
         self.lists = EdgeLists()
+
+    def known(self, key: str) -> bool:
+        """Whether the vault takes a capitalised phrase for a name: some note writes it inside
+        running text, where a capital is chosen, or two notes open a sentence with it. Written
+        only in headings, titles, quotations or labels, it names nothing of its own."""
+        return self.written.get(key, 0) > 0 or self.opening.get(key, 0) > 1
+
+    def count_names(self, changes: Iterable[tuple[Mapping[str, int], Mapping[str, int]]]) -> set[str]:
+        """Replace notes' marks (old, new) in the counts behind `known`; the keys it changed for."""
+        pairs = list(changes)
+        keys = {key for old, new in pairs for key in (*old, *new)}
+        before = {key: self.known(key) for key in keys}
+        for old, new in pairs:
+            for marks, sign in ((old, -1), (new, 1)):
+                for key, mark in marks.items():
+                    for bit, counts in ((_WRITTEN_MARK, self.written), (_OPENING_MARK, self.opening)):
+                        if mark & bit:
+                            left = counts.get(key, 0) + sign
+                            if left > 0:
+                                counts[key] = left
+                            else:
+                                counts.pop(key, None)
+        return {key for key in keys if self.known(key) != before[key]}
 
     def vertex(self, key: str) -> int:
         """The number of a vertex key, allocating one for a new key (numbers are never reused)."""

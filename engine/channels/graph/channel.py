@@ -19,12 +19,13 @@ from engine.channels.graph.build import (
     NoteRows,
     Part,
     key_entries,
+    name_marks,
     note_part,
     note_rows,
 )
 from engine.channels.graph.view import GraphView
 from engine.config import GraphConfig
-from engine.entities import EntityDictionary, EntityMatch
+from engine.entities import WRITTEN, EntityDictionary, EntityMatch, normalize
 from engine.lexicon import Lexicon
 from engine.lexicon.en import ENGLISH
 from engine.query import QueryPlan
@@ -63,7 +64,9 @@ class GraphChannel:
         with self._build_lock:
             self._rebuild(catalog)
 
-    def _part(self, catalog: Catalog, info: NoteInfo, rows: NoteRows, build: Build, notes: Collection[str]) -> Part:
+    def _part(
+        self, catalog: Catalog, info: NoteInfo, rows: NoteRows, build: Build, notes: Collection[str], marks: dict[str, int]
+    ) -> Part:
         config = self._config
         return note_part(
             info,
@@ -74,6 +77,8 @@ class GraphChannel:
             config.min_name_len,
             config.title_words,
             self._lexicon,
+            build.known,
+            marks,
         )
 
     def _rebuild(self, catalog: Catalog) -> None:
@@ -82,8 +87,11 @@ class GraphChannel:
         build = Build(infos, self._lexicon)
         notes = {info.path for info in infos}
         rows = note_rows(catalog, None)
+        # Which phrases are names is read from the whole vault before any note's part.
+        marks = {info.path: name_marks((rows.get(info.path) or NoteRows()).mentions, self._config.min_name_len) for info in infos}
+        build.count_names(({}, note_marks) for note_marks in marks.values())
         for info in infos:
-            part = self._part(catalog, info, rows.get(info.path) or NoteRows(), build, notes)
+            part = self._part(catalog, info, rows.get(info.path) or NoteRows(), build, notes, marks[info.path])
             build.parts[info.path] = part
             build.apply(info.path, part, 1, set(), set())
         for path, part in build.parts.items():
@@ -122,20 +130,38 @@ class GraphChannel:
             if len(known) < len(infos) or names_before != [(info.title, info.aliases) for info in known]:
                 self._rebuild(catalog)
                 return
-            self._patch(catalog, build, known)
+            if not self._patch(catalog, build, known):
+                self._rebuild(catalog)
+                return
             self._generation = catalog.generation
             self._rebuilt = False
 
-    def _patch(self, catalog: Catalog, build: Build, infos: list[NoteInfo]) -> None:
-        """Replace some notes' parts in the sums and publish the patched graph."""
+    def _patch(self, catalog: Catalog, build: Build, infos: list[NoteInfo]) -> bool:
+        """Replace some notes' parts in the sums and publish the patched graph; False (nothing
+        published) when so many notes read a name anew that a rebuild is cheaper."""
         rows = note_rows(catalog, [info.path for info in infos])
+        min_name_len = self._config.min_name_len
+        marks = {info.path: name_marks((rows.get(info.path) or NoteRows()).mentions, min_name_len) for info in infos}
+        changed = build.count_names((build.parts[path].marks, note_marks) for path, note_marks in marks.items())
+        if changed:
+            # A phrase the vault now takes for a name (or no longer does): the other notes
+            # that write it as a title or at a sentence's start name it anew.
+            others = _writing_weakly(catalog, changed) - marks.keys()
+            if len(infos) + len(others) > max(1.0, INCREMENTAL_SHARE * len(build.parts)):
+                return False
+            for path in sorted(others):
+                info = catalog.note_info(path)
+                if info is not None and path in build.parts:
+                    infos.append(info)
+                    marks[path] = build.parts[path].marks
+            rows.update(note_rows(catalog, others))
         edges: set[tuple[int, int]] = set()
         names: set[str] = set()
         pairs: set[tuple[str, str]] = set()
         spellings_before: dict[str, frozenset[str]] = {}
         links_changed = people_changed = False
         for info in infos:
-            part = self._part(catalog, info, rows.get(info.path) or NoteRows(), build, build.parts)
+            part = self._part(catalog, info, rows.get(info.path) or NoteRows(), build, build.parts, marks[info.path])
             old = build.parts[info.path]
             for key, _surface in (*old.surfaces, *part.surfaces):
                 spellings_before.setdefault(key, frozenset(build.surfaces.get(key, ())))
@@ -187,6 +213,7 @@ class GraphChannel:
         else:
             cache = walk.NeighborCache(build.graph(), vertices, build.lists)
         self._publish(cache, searchable, links=links_changed, people=people_changed, tops=kept)
+        return True
 
     def _publish(
         self,
@@ -391,6 +418,17 @@ class GraphChannel:
             self._snapshot = None
             self._build = None
             self._writer_part = None
+
+
+def _writing_weakly(catalog: Catalog, keys: Collection[str]) -> set[str]:
+    """The notes that write any of these name keys, or a phrase holding one, other than inside
+    running text (in a heading, a title, at a sentence's start): one pass over the mentions."""
+    padded = [f" {key} " for key in keys]
+    return {
+        mention.path
+        for mention in catalog.mentions_of(None)
+        if mention.evidence != WRITTEN and any(key in f" {normalize(mention.surface)} " for key in padded)
+    }
 
 
 def relation_names(lexicon: Lexicon) -> dict[str, frozenset[str]]:
