@@ -74,7 +74,9 @@ def test_search_json_golden(sample_copy: Path, tmp_path: Path, capsys: pytest.Ca
     capsys.readouterr()
     assert main(["search", str(sample_copy), "--index-dir", index, "--no-model", "--json", "--limit", "3", "who attended the Atlas kickoff"]) == Exit.OK
     payload = json.loads(capsys.readouterr().out)
-    assert set(payload) == {"query", "hits", "channels", "entities", "asked_kind", "kind_hops", "clauses", "plan", "confident", "ms"}
+    assert set(payload) == {"query", "hits", "channels", "entities", "asked_kind", "kind_hops", "clauses", "plan", "confident", "stages", "ms"}
+    assert {stage["stage"] for stage in payload["stages"]} <= {"structure", "coverage", "confidence", "names", "folders", "navigation"}
+    assert all(isinstance(stage["said"], list) for stage in payload["stages"])
     assert set(payload["channels"]) == {"fulltext", "vectors", "graph"}
     assert payload["channels"]["vectors"]["status"] == "unavailable"
     for hit in payload["hits"]:
