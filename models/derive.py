@@ -16,7 +16,13 @@ this project's 2-core x86 machine, at a mean cosine of 0.995 to the pinned model
 3. fuse: onnxruntime.transformers' BERT fusions (the residual add into its LayerNorm, the
    bias into its GELU);
 4. quantise every weight MatMul to int8 but the feed-forward outputs of the first two
-   layers, the products whose int8 error moved the vectors most when measured one by one;
+   layers, the products whose int8 error moved the vectors most when measured one by one.
+   The weights keep 7 bits (`reduce_range`): an AVX2 processor without VNNI multiplies
+   unsigned activations by signed weights in pairs summed into 16 bits, which saturates
+   with full 8-bit weights, so the same model gave other vectors there than on an AVX-512
+   VNNI processor (lowest cosine between the two 0.975 on the probe texts). With 7 bits no
+   pair saturates: the two agree to a lowest cosine of 0.9992, at the same speed
+   (docs/QUALITY.md, "Processors");
 5. probe: the derived and the pinned model embed `PROBE_TEXTS`; the derived model is kept
    only when their mean cosine is at least `MIN_MEAN_COSINE` and the lowest at least
    `MIN_COSINE`.
@@ -49,7 +55,7 @@ from models import ModelAssetError, ModelSpec, load_spec, sha256_file, verify
 __all__ = ["RECIPE", "DerivationError", "Runnable", "derive", "drop_softmax_nan_guards", "fold", "runnable"]
 
 # Bump when a step changes: the model id changes with it, so indexes re-embed.
-RECIPE = "q8-1"
+RECIPE = "q8-2"
 MIN_MEAN_COSINE = 0.99
 MIN_COSINE = 0.97
 # Feed-forward output products kept in float32, counted from the first layer.
@@ -160,6 +166,7 @@ def derive(spec: ModelSpec, folder: Path) -> Path:
                     str(steps / "int8.onnx"),
                     weight_type=QuantType.QInt8,
                     per_channel=True,
+                    reduce_range=True,  # 7-bit weights: the same vectors on AVX2 and AVX-512 VNNI
                     op_types_to_quantize=["MatMul"],
                     nodes_to_exclude=kept,
                 )
