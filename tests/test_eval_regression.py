@@ -64,7 +64,7 @@ OBSIDIAN_TYPO_TYPING = (DATA / "obsidian_help_typo_typing_queries.tsv", 19, {"nD
 # not: docs/QUALITY.md), with the number of their queries that have a word to cut.
 OTHER_CUT_SETS = {
     "obsidian-help": (23, {"nDCG@10": 0.85, "R@5": 0.95, "MRR": 0.81}),
-    "musique-sample": (42, {"nDCG@10": 0.78, "R@5": 0.78, "MRR": 0.92}),
+    "musique-sample": (42, {"nDCG@10": 0.77, "R@5": 0.76, "MRR": 0.91}),
 }
 
 
