@@ -843,12 +843,13 @@ def _entry_key(surface: str) -> tuple[str, str | None]:
 _MAX_WIDTH = 16  # tokens; a longer title is a sentence, not a name to spot in a query
 
 
-# The shapes of an identifier (each linear: no nested repetition). A CamelCase word has a
-# capital after a small letter or a capital run before a capital and a small letter
-# (GeoPackage, SQLCipher, iOS); a file name ends in a dot and a short extension; a path
-# has a slash between word characters.
+# The shapes of an identifier (each linear: no nested repetition). A CamelCase word joins
+# words of two or more letters (GeoPackage, FeatureCollection, SQLCipher); a term that
+# only mixes cases (vCJD, UreA, mRNAs, LaHave) is a word of its field, not an identifier.
+# A file name ends in a dot and a short extension; a path has a slash between word
+# characters.
 _IDENTIFIER = re.compile(
-    r"\A(?:\S*[a-z][A-Z]\S*|\S*[A-Z][A-Z][a-z]\S*|\S+\.[A-Za-z0-9]{1,5}|\S*\w[/\\]\w\S*|\S+@\S+\.\S+|https?://\S+)\Z"
+    r"\A(?:\S*[a-z]{2}[A-Z][a-z]\S*|\S*[A-Z]{3}[a-z]{2}\S*|\S+\.[A-Za-z0-9]{1,5}|\S*\w[/\\]\w\S*|\S+@\S+\.\S+|https?://\S+)\Z"
 )
 
 
