@@ -90,6 +90,9 @@ class NavigationConfig:
     enabled: bool = True
     # While typing, at most this many notes whose title the query begins come first.
     typed_titles: int = 3
+    # An identifier the query contains (a file name, path, URL, e-mail or CamelCase word)
+    # written in at most this many notes brings them into the top three (0: off).
+    identifier_notes: int = 3
 
 
 @dataclass(frozen=True)
