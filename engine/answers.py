@@ -411,7 +411,7 @@ def _results_text(results: SearchResults, ask: Ask) -> str:
 
 
 def _raw_hit_lines(hit: Hit) -> list[str]:
-    from engine.present import next_hop_text, one_line, relation_text
+    from engine.present import one_line, relation_text
 
     out: list[str] = []
     for name, ev in hit.channels.items():
@@ -430,8 +430,6 @@ def _raw_hit_lines(hit: Hit) -> list[str]:
     out.append(f"      fused score {hit.score} ({votes or 'no channel'}); create_safety {hit.create_safety}")
     if hit.flat_scan:
         out.append(f"      flat scan: {one_line(', '.join(hit.flat_scan))}")
-    if hit.next_hop is not None:
-        out.append(f"      next hop: {one_line(next_hop_text(hit.next_hop))}")
     return out
 
 

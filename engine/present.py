@@ -127,7 +127,6 @@ __all__ = [
     "label_text",
     "link_spans",
     "meaning_strength",
-    "next_hop_text",
     "note_to_json",
     "obsidian_markdown",
     "one_line",
@@ -233,8 +232,6 @@ def hit_to_json(hit: Hit) -> dict[str, Any]:
     }
     if hit.label == "flat_scan":
         out["flat_scan"] = list(hit.flat_scan)
-    if hit.next_hop is not None:
-        out["next_hop"] = {"from": hit.next_hop[0], "names": list(hit.next_hop[1])}
     # The same evidence in the words the front ends show (engine/vocabulary.py).
     out["plain"] = {
         "label": hit_label(hit),
@@ -242,12 +239,6 @@ def hit_to_json(hit: Hit) -> dict[str, Any]:
         "why": hit_reasons(hit),
     }
     return out
-
-
-def next_hop_text(next_hop: tuple[str, tuple[str, ...]]) -> str:
-    """A question's next hop in words: "names Zimbabwe, as Bubye River (the first result) does"."""
-    source, names = next_hop
-    return f"names {', '.join(names[:3])}, as {source} (the first result) does"
 
 
 def results_to_json(results: SearchResults) -> dict[str, Any]:
@@ -393,10 +384,6 @@ def badges(hit: Hit) -> tuple[Badge, ...]:
     if graph is not None:
         via = graph.graph_path[-2] if len(graph.graph_path) > 1 else graph.graph_path[0] if graph.graph_path else ""
         out.append(Badge("graph", f"GRAPH ← {via}" if len(graph.graph_path) > 1 else f"GRAPH = {via}"))
-    if hit.next_hop is not None:
-        # A path between two notes through a name both mention: an entity path, shown as the graph's.
-        source, names = hit.next_hop
-        out.append(Badge("graph", f"HOP ← {source} · {names[0]}" if names else f"HOP ← {source}"))
     return tuple(out)
 
 

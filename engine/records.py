@@ -193,8 +193,7 @@ class Hit:
     `votes` are what each channel added to the fused score (the graph's is its boost);
     `create_safety` says whether this note is the note the query names (`exists`), nearly
     (`probable`), or neither (`unknown`); `flat_scan` lists the query words a flat scan
-    matched (`atlsa ~ atlas`) for a hit no channel found; `next_hop` says which first result
-    a question's next hop was read from, and by which names.
+    matched (`atlsa ~ atlas`) for a hit no channel found.
     """
 
     path: str
@@ -206,9 +205,6 @@ class Hit:
     votes: dict[ChannelName, float] = field(default_factory=dict)
     create_safety: CreateSafety = "unknown"
     flat_scan: tuple[str, ...] = ()
-    # A question's next hop (`FusionConfig.bridge_place`): the first result it was reached
-    # from (its title) and the rare names both notes name.
-    next_hop: tuple[str, tuple[str, ...]] | None = None
 
 
 @dataclass(frozen=True)

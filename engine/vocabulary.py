@@ -169,9 +169,6 @@ def plain_badges(hit: Hit) -> tuple[Badge, ...]:
     if graph is not None:
         named = next((r for r in graph.relations if hit.title in (r.source, r.target)), None)
         out.append(Badge("graph", _relation_sentence(named) if named is not None else _graph_step(graph)))
-    if hit.next_hop is not None:
-        source, names = hit.next_hop
-        out.append(Badge("graph", f"names {names[0]}, as {source} does" if names else f"next hop from {source}"))
     return tuple(out)
 
 
@@ -206,9 +203,6 @@ def hit_reasons(hit: Hit) -> list[str]:
         elif path:
             out.append(f"Your query names {path[0]}.")
         out.extend(f"{_relation_sentence(r)}." for r in graph.relations[:3])
-    if hit.next_hop is not None:
-        source, names = hit.next_hop
-        out.append(f"It names {', '.join(names[:3])}, as the first result, {source}, does.")
     if hit.flat_scan:
         out.append(
             "No search found it; its title or a word in it is spelt like yours: " + ", ".join(hit.flat_scan) + "."

@@ -13,7 +13,6 @@ from engine.present import (
     channel_word,
     hit_label,
     hit_reasons,
-    next_hop_text,
     plain_badges,
     query_sentences,
     relation_text,
@@ -153,8 +152,6 @@ def _raw_explain(hit: Hit | None, results: SearchResults, show_timings: bool) ->
         lines.append(Content.assemble(("votes ", "bold"), votes or "-", ("  create safety ", "bold"), hit.create_safety))
         if hit.flat_scan:
             lines.append(Content.assemble(("flat scan ", "bold"), ", ".join(hit.flat_scan)))
-        if hit.next_hop is not None:
-            lines.append(Content.assemble(("next hop ", "bold"), next_hop_text(hit.next_hop)))
     lines.append(Content.assemble(("channels ", "bold"), channel_summary(results, show_timings, raw=True)))
     lines.append(Content.assemble(("recognized ", "bold"), ", ".join(results.recognized_entities) or "-"))
     expanded = ", ".join(results.expanded_entities[:12])

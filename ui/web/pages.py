@@ -21,7 +21,6 @@ from engine.present import (
     count_text,
     hit_label,
     hit_reasons,
-    next_hop_text,
     plain_badges,
     printable_path,
     query_sentences,
@@ -358,11 +357,6 @@ def _explain_hit(hit: Hit) -> str:
         '<table class="explain"><thead><tr><th>channel</th><th>rank</th><th>score</th>'
         f"<th>detail</th></tr></thead><tbody>{rows}"
         f'<tr class="fused"><td>fused</td><td></td><td>{hit.score:.4g}</td><td>{e(hit.label)}</td></tr>'
-        + (
-            f'<tr class="next-hop"><td>next hop</td><td></td><td></td><td>{e(next_hop_text(hit.next_hop))}</td></tr>'
-            if hit.next_hop is not None
-            else ""
-        )
         + "</tbody></table></details></div>"
     )
 
