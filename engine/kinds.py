@@ -140,8 +140,8 @@ class NoteKinds:
 
     def _heads_as_person(self, words: Sequence[tuple[str, re.Match[str]]], at: int, text: str) -> bool:
         """Whether the word at `at` is a noun for a person (`Lexicon.person_nouns`) that heads
-        its phrase: "Delta biotech engineers", "the opinionated engineer (likes Postgres,
-        hates meetings)", "senior engineers before joining". In a language whose compounds
+        its phrase: "Orbit fintech engineers", "the careful engineer (likes Rust, hates
+        slide decks)", "staff engineers before joining". In a language whose compounds
         end in their head, such a noun right before another word that is not a stop word
         modifies it, and the phrase is about something else: "developer advocacy",
         "engineer meetings" (meetings), "the thing designers chase"."""

@@ -16,7 +16,7 @@ from mcp_support import call, session
 from engine.api import Engine
 
 BRAINBENCH = Path(__file__).resolve().parent.parent.parent / "shared" / "datasets" / "brainbench"
-QUESTION = "Who invested in Apex?"
+QUESTION = "Who has invested in Apex?"
 
 
 @pytest.fixture(scope="module")

@@ -21,8 +21,8 @@ from engine.query.plan import MAX_CLAUSES, relative_clauses
 
 
 def test_a_clause_runs_from_its_relative_word_to_the_punctuation_that_ends_it() -> None:
-    assert relative_clauses("When was the astronomical clock built in the city where Karel Purkyně died?", ENGLISH) == (
-        "where Karel Purkyně died",
+    assert relative_clauses("When was the old clock built in the city where Jan Novotný died?", ENGLISH) == (
+        "where Jan Novotný died",
     )
     assert relative_clauses(
         "Besides the continent of the river which the Tekeze River turns into, where did Germany have interests?",
@@ -32,11 +32,11 @@ def test_a_clause_runs_from_its_relative_word_to_the_punctuation_that_ends_it() 
 
 def test_no_clause_where_the_words_do_not_open_one() -> None:
     # The first word opens a question; "that" is as often a determiner; a clause must say two content words.
-    assert relative_clauses("Which region is Corey Taylor's city of birth located?", ENGLISH) == ()
-    assert relative_clauses("Who built that cross-chain messaging protocol?", ENGLISH) == ()
+    assert relative_clauses("Which county is Dana Reyes's home town located in?", ENGLISH) == ()
+    assert relative_clauses("Who built that peer-to-peer payments protocol?", ENGLISH) == ()
     assert relative_clauses("the house where he lived", ENGLISH) == ()
     # A clause that asks holds the question's gap.
-    assert relative_clauses("Scott Howell is a consultant who has worked with the mayor of what city?", ENGLISH) == ()
+    assert relative_clauses("Rita Olsen is a lawyer who has worked with the governor of what state?", ENGLISH) == ()
     # A query that is all clause has nothing else to ask.
     assert relative_clauses("where sync conflicts happen", ENGLISH) == ()
     assert relative_clauses("the, where sync conflicts happen", ENGLISH) == ()
@@ -44,7 +44,7 @@ def test_no_clause_where_the_words_do_not_open_one() -> None:
 
 
 def test_a_language_without_relative_words_reads_no_clause() -> None:
-    assert relative_clauses("the city where Karel Purkyně died", replace(ENGLISH, relative_words=frozenset())) == ()
+    assert relative_clauses("the city where Jan Novotný died", replace(ENGLISH, relative_words=frozenset())) == ()
 
 
 _WORDS = st.sampled_from(["where", "Which", "who", "whose", "the", "city", "Karel", "died", "is", "a", "of", "river"])
@@ -68,15 +68,15 @@ def test_clauses_are_runs_of_the_questions_words(pairs: list[tuple[str, str]], n
 def test_a_query_with_operators_has_no_clause(tmp_path: Path) -> None:
     vault = tmp_path / "vault"
     vault.mkdir()
-    (vault / "a.md").write_text("# Prague\n\nKarel Purkyně died in Prague.\n", encoding="utf-8")
+    (vault / "a.md").write_text("# Prague\n\nJan Novotný died in Prague.\n", encoding="utf-8")
     with Engine.open(vault, index_dir=tmp_path / "index", embedder=HashEmbedder()) as eng:
-        plan = eng._searcher._planner.plan("the clock in the city where Karel Purkyně died", as_you_type=False)
-        assert plan.clauses == ("where Karel Purkyně died",)
-        plan = eng._searcher._planner.plan("the clock in the city where Karel Purkyně died -prague", as_you_type=False)
+        plan = eng._searcher._planner.plan("the clock in the city where Jan Novotný died", as_you_type=False)
+        assert plan.clauses == ("where Jan Novotný died",)
+        plan = eng._searcher._planner.plan("the clock in the city where Jan Novotný died -prague", as_you_type=False)
         assert plan.clauses == ()
         # While a short last word is typed, the clause is what the vector channel embeds.
-        plan = eng._searcher._planner.plan("the clock in the city where Karel Purkyně di", as_you_type=True)
-        assert plan.clauses == ("where Karel Purkyně",)
+        plan = eng._searcher._planner.plan("the clock in the city where Jan Novotný di", as_you_type=True)
+        assert plan.clauses == ("where Jan Novotný",)
 
 
 def _exact_ranking(eng: Engine, texts_margins: list[tuple[str, float]]) -> dict[str, float]:
@@ -96,17 +96,17 @@ def _clock_vault(root: Path) -> Path:
     return write_vault(
         root / "vault",
         {
-            "Prague.md": "# Prague\n\nKarel Purkyně died in Prague.\n",
+            "Prague.md": "# Prague\n\nJan Novotný died in Prague.\n",
             "Clock.md": "# Astronomical clock\n\nThe astronomical clock was built in 1410, in the city hall.\n",
-            "Sundial.md": "# Sundial\n\nWhen was the garden sundial built? Nobody knows.\n",
+            "Sundial.md": "# Sundial\n\nWhen was the old garden sundial built? Nobody knows.\n",
             "Brno.md": "# Brno\n\nA city with a clock tower and a cathedral.\n",
-            "Physiology.md": "# Physiology\n\nPurkyně cells were named for a physiologist.\n",
+            "Physiology.md": "# Physiology\n\nNovotný cells were named for a physiologist.\n",
         },
     )
 
 
-QUESTION = "When was the astronomical clock built in the city where Karel Purkyně died?"
-CLAUSE = "where Karel Purkyně died"
+QUESTION = "When was the old clock built in the city where Jan Novotný died?"
+CLAUSE = "where Jan Novotný died"
 
 
 def test_the_vector_channel_ranks_each_note_by_the_question_or_a_clause(tmp_path: Path) -> None:

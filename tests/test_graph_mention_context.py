@@ -26,11 +26,11 @@ def _people(*names: str) -> dict[str, str]:
 def test_the_sentence_of_a_plain_mention_names_the_relation(tmp_path: Path) -> None:
     # Mark Thomas is named first, so neither order nor position favours Victor Jackson.
     meeting = (
-        "# Demo Day W30\n\nMark Thomas sent the catering order ahead of the pitches.\n\n"
+        "# Launch Night L7\n\nMark Thomas sent the catering order ahead of the pitches.\n\n"
         "Later that week the notes were filed. Victor Jackson rounded out the attendee list.\n"
     )
-    notes = {**_people("Victor Jackson", "Mark Thomas"), "Demo Day W30.md": meeting}
-    hits = _graph_hits(tmp_path, notes, "Who attended Demo Day W30?")
+    notes = {**_people("Victor Jackson", "Mark Thomas"), "Launch Night L7.md": meeting}
+    hits = _graph_hits(tmp_path, notes, "Who attended Launch Night L7?")
     ranked = [h.path for h in hits]
     assert ranked.index("People/Victor Jackson.md") < ranked.index("People/Mark Thomas.md"), ranked
     score = {h.path: h.channels["graph"].score for h in hits}

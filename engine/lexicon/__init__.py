@@ -106,7 +106,7 @@ class Lexicon:
     # Frontmatter properties that describe a note in a line, first found first used.
     description_properties: tuple[str, ...] = ()
     # Nouns that name a person by what they do ("engineer", "designers"): heading a query
-    # ("the opinionated engineer (hates meetings)", "Delta biotech engineers") they ask for
+    # ("the careful engineer (hates slide decks)", "Orbit fintech engineers") they ask for
     # the vault's people (engine/kinds.py). A relation's role nouns ("founders", "advisors")
     # are not among them: the relation rules answer those.
     person_nouns: frozenset[str] = frozenset()
