@@ -84,6 +84,9 @@ class Ask:
     graph_weight: float | None = None
     max_hops: int | None = None
     graph_seeding: str | None = None
+    # The JSON's shape (engine.door): "full" as documented, or "brief"; search's budget (None: no cut).
+    detail: str = "full"
+    search_tokens: int | None = None
     # context
     max_tokens: int = 4000
     max_source_tokens: int | None = None
@@ -132,11 +135,13 @@ def _checked(name: str, value: Any) -> Any:
         need(value is None or isinstance(value, str))
     elif name == "graph_seeding":
         need(value is None or value in _SEEDINGS)
+    elif name == "detail":
+        need(value in ("brief", "full"))
     elif name in ("no_model", "color", "explain", "raw", "typing"):
         need(isinstance(value, bool))
     elif name in ("limit", "max_tokens", "depth"):
         need(isinstance(value, int) and not isinstance(value, bool) and value >= (1 if name != "depth" else 0))
-    elif name == "top_k":
+    elif name in ("top_k", "search_tokens"):
         need(value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 1))
     elif name in ("max_hops", "max_source_tokens", "max_entity_tokens"):
         need(value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 0))
@@ -294,6 +299,13 @@ def _search(engine: Engine, ask: Ask) -> Answer:
                 continue
             err.append(f"note: {_channel_note(name, st.status, st.message)}")
     stderr = "".join(f"{line}\n" for line in err)
+    if ask.output == "json" and (ask.detail != "full" or ask.search_tokens is not None):
+        from engine.door import answer_text, search_answer
+
+        shaped = search_answer(
+            results, detail="brief" if ask.detail == "brief" else "full", counter=engine.token_counter(), max_tokens=ask.search_tokens
+        )
+        return Answer(answer_text(shaped) + "\n", stderr)
     if ask.output == "json":
         return Answer(json.dumps(results_to_json(results), ensure_ascii=False, indent=2) + "\n", stderr)
     if ask.output in ("vimgrep", "files"):
@@ -461,9 +473,10 @@ def _raw_query_lines(results: SearchResults) -> list[str]:
 
 # -- context --------------------------------------------------------------------------
 def _context(engine: Engine, ask: Ask) -> Answer:
+    from engine.door import brief_context_text
     from engine.present import context_json_text, context_text
 
-    render = context_json_text if ask.output == "json" else context_text
+    render = context_text if ask.output != "json" else brief_context_text if ask.detail == "brief" else context_json_text
     bundle = engine.context(
         ask.query,
         max_tokens=ask.max_tokens,

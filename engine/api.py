@@ -872,7 +872,7 @@ class Engine:
             raise ConfigError(f"depth {depth} is not a number of hops of at least 0")
         results = self.search(question, limit=context_module.SOURCE_CANDIDATES, as_you_type=False)
         plan = self.plan(question, as_you_type=False)
-        counter = context_module.TokenCounter(self._embedder, self._embedder.model_id if self._embedder else "")
+        counter = self.token_counter()
         return context_module.assemble(
             question,
             results=results,
@@ -1576,6 +1576,10 @@ class Engine:
             )
         texts, chars = self._catalog.backlog_size(model_id)
         return EmbeddingBacklog(texts=texts, chars=chars, chars_per_s=rate, eta_s=eta_seconds(chars, rate))
+
+    def token_counter(self) -> context_module.TokenCounter:
+        """Counts tokens as `context` counts them: the embedder's tokenizer, or about four characters a token."""
+        return context_module.TokenCounter(self._embedder, self._embedder.model_id if self._embedder else "")
 
     @property
     def has_model(self) -> bool:
