@@ -20,7 +20,7 @@ from collections.abc import Collection, Iterable, Iterator, Sequence
 from pathlib import Path
 
 from engine import context as context_module
-from engine import notes
+from engine import notes, unnamed
 from engine.backlog import eta_seconds
 from engine.channels.graph.view import EntityInfo
 from engine.config import GRAPH_SEEDINGS, MAX_GRAPH_WEIGHT, EngineConfig
@@ -779,7 +779,8 @@ class Engine:
             if "vectors" in channels_status and self._embedder is None:
                 channels_status["vectors"] = ChannelStatus("unavailable", 0.0, self._model_problem)
             results = dataclasses.replace(results, channels=channels_status)
-        return results
+        # A question naming what no note holds has no confident answer (engine/unnamed.py).
+        return unnamed.applied(results, self.term_weights, self.token_counter())
 
     def why(
         self,

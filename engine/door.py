@@ -74,6 +74,9 @@ def said_first(results: SearchResults) -> str:
     if confident:
         return f"{confident} note{'s' if confident != 1 else ''} with confident evidence"
     asked = one_line(results.query)[:120]
+    if results.unnamed and results.hits:
+        names = ", ".join(f"“{one_line(name)}”" for name in results.unnamed)
+        return f"no note names {names}; the nearest notes follow"
     if not results.hits:
         return f"nothing in the vault matches “{asked}”"
     return f"no note names or answers “{asked}” with confident evidence; the nearest notes follow"

@@ -9,7 +9,8 @@ the invented names against.
 
     .venv/bin/python tests/data/make_abstention.py ../shared/datasets
 
-writes tests/data/abstention/DATASET.tsv (header `qid<TAB>query`) for each vault found.
+writes tests/data/abstention/DATASET.tsv (header `qid<TAB>query`) for each vault found, and
+tests/data/abstention/sample.tsv (20 questions) for `sample_vault/`.
 The seed is fixed: the same vaults give the same questions.
 """
 
@@ -67,7 +68,9 @@ _SCIENCE = (
     "{term} deficiency causes muscle weakness.",
     "{term} levels increase with age.",
 )
-_SHAPES = {"brainbench": _PEOPLE, "beir-scifact": _SCIENCE}
+_SHAPES = {"brainbench": _PEOPLE, "beir-scifact": _SCIENCE, "sample": _PEOPLE}
+# The project's own sample vault gets a set too: the door test asks it through a real client.
+_SAMPLE_VAULT = Path(__file__).resolve().parents[2] / "sample_vault"
 
 
 def vault_words(vault: Path) -> set[str]:
@@ -138,12 +141,12 @@ def questions(dataset: str, words: set[str], count: int = PER_VAULT) -> list[str
 
 def main(datasets_root: Path) -> int:
     OUT.mkdir(exist_ok=True)
-    for dataset in DATASETS:
-        vault = datasets_root / dataset / "vault"
+    for dataset in (*DATASETS, "sample"):
+        vault = _SAMPLE_VAULT if dataset == "sample" else datasets_root / dataset / "vault"
         if not vault.is_dir():
             print(f"skipped {dataset}: no {vault}", file=sys.stderr)
             continue
-        asked = questions(dataset, vault_words(vault))
+        asked = questions(dataset, vault_words(vault), 20 if dataset == "sample" else PER_VAULT)
         lines = ["qid\tquery", *(f"none-{dataset}-{number:02d}\t{text}" for number, text in enumerate(asked, start=1))]
         (OUT / f"{dataset}.tsv").write_text("\n".join(lines) + "\n", encoding="utf-8")
         print(f"{dataset}: {len(asked)} questions", file=sys.stderr)
