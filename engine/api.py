@@ -780,7 +780,8 @@ class Engine:
                 channels_status["vectors"] = ChannelStatus("unavailable", 0.0, self._model_problem)
             results = dataclasses.replace(results, channels=channels_status)
         # A question naming what no note holds has no confident answer (engine/unnamed.py).
-        return unnamed.applied(results, self.term_weights, self.token_counter())
+        counter = self.token_counter()
+        return unnamed.applied(results, self.term_weights, counter if counter.exact else None)
 
     def why(
         self,

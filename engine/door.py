@@ -79,7 +79,7 @@ def said_first(results: SearchResults) -> str:
         return f"no note names {names}; the nearest notes follow"
     if not results.hits:
         return f"nothing in the vault matches “{asked}”"
-    return f"no note names or answers “{asked}” with confident evidence; the nearest notes follow"
+    return f"no note answers “{asked}” with confident evidence; the nearest notes follow"
 
 
 # -- fitting a budget ---------------------------------------------------------------
@@ -131,7 +131,9 @@ def fitted(
     count, payload = printed(high)
     if count <= max_tokens:
         return payload
-    for _ in range(_FIT_ROUNDS):  # the most leading items that fit: prefix sizes are monotone in tokens
+    for _ in range(
+        _FIT_ROUNDS
+    ):  # the most leading items that fit: prefix sizes are monotone in tokens
         if low > high:
             break
         middle = (low + high) // 2
@@ -142,7 +144,9 @@ def fitted(
             high = middle - 1
     if best is None:
         empty, _ = printed(0)
-        raise ConfigError(f"a budget of {max_tokens} tokens cannot hold this answer's frame: it prints as {empty} tokens")
+        raise ConfigError(
+            f"a budget of {max_tokens} tokens cannot hold this answer's frame: it prints as {empty} tokens"
+        )
     return best
 
 
@@ -167,7 +171,9 @@ def _brief_hit(hit: Hit, *, nearest: bool, sent: dict[str, str]) -> dict[str, An
         if passage:
             sent[passage] = hit.path
     if hit.create_safety == "exists" and hit.label in ("exact_title_match", "alias_hit"):
-        out["named"] = True  # the note's title or alias is what was asked: writing one would duplicate it
+        out["named"] = (
+            True  # the note's title or alias is what was asked: writing one would duplicate it
+        )
     return out
 
 
@@ -215,7 +221,12 @@ def brief_context(bundle: ContextBundle) -> dict[str, Any]:
     sources: list[dict[str, Any]] = []
     for s in bundle.sources:
         text = s.text.strip()
-        source: dict[str, Any] = {"path": s.path, "title": s.title, "heading": s.heading, "line": s.line}
+        source: dict[str, Any] = {
+            "path": s.path,
+            "title": s.title,
+            "heading": s.heading,
+            "line": s.line,
+        }
         if text in sent:
             source["text"] = f"(the same text as source {sent[text]})"
         else:
@@ -224,15 +235,21 @@ def brief_context(bundle: ContextBundle) -> dict[str, Any]:
         sources.append(source)
     out: dict[str, Any] = {}
     if not bundle.confident:
-        out["said"] = f"no note answers “{bundle.question[:120]}” with confident evidence: no sources are given"
+        out["said"] = (
+            f"no note answers “{bundle.question[:120]}” with confident evidence: no sources are given"
+        )
     else:
-        out["said"] = f"{len(sources)} source{'s' if len(sources) != 1 else ''} from notes with confident evidence"
+        out["said"] = (
+            f"{len(sources)} source{'s' if len(sources) != 1 else ''} from notes with confident evidence"
+        )
     out["sources"] = sources
     out["entities"] = [
-        f"{e.name} ({e.kind})" + (f": {e.description}" if e.description else "") for e in bundle.entities
+        f"{e.name} ({e.kind})" + (f": {e.description}" if e.description else "")
+        for e in bundle.entities
     ]
     out["relationships"] = [
-        f"{r.source} —{r.relation or r.evidence}→ {r.target}" + (f": “{r.sentence}”" if r.sentence else "")
+        f"{r.source} —{r.relation or r.evidence}→ {r.target}"
+        + (f": “{r.sentence}”" if r.sentence else "")
         for r in bundle.relationships
     ]
     left = {k: v for k, v in bundle.counts.left_out.items() if v}
@@ -264,7 +281,12 @@ def context_render(detail: Detail) -> Callable[[ContextBundle], str]:
 
 # -- read, backlinks, why, writes -----------------------------------------------------
 def note_answer(
-    view: NoteView, backlinks: Sequence[Backlink], *, detail: Detail, counter: TokenCounter, max_tokens: int | None
+    view: NoteView,
+    backlinks: Sequence[Backlink],
+    *,
+    detail: Detail,
+    counter: TokenCounter,
+    max_tokens: int | None,
 ) -> dict[str, Any]:
     """A note as the door sends it: in brief its text (whole lines, as many as fit), the
     paths it links to and the notes that link to it; in full `read`'s JSON."""
@@ -289,7 +311,10 @@ def note_answer(
 def _joined(answer: dict[str, Any]) -> dict[str, Any]:
     """The note's kept lines as one text, and where it was cut (a reader asks again from there)."""
     lines = answer.pop("lines")
-    out = {**{k: v for k, v in answer.items() if k not in ("left_out", "tokens")}, "text": "\n".join(lines)}
+    out = {
+        **{k: v for k, v in answer.items() if k not in ("left_out", "tokens")},
+        "text": "\n".join(lines),
+    }
     if "left_out" in answer:
         out["left_out"] = {
             "lines": answer["left_out"]["lines"],
@@ -302,7 +327,12 @@ def _joined(answer: dict[str, Any]) -> dict[str, Any]:
 
 
 def backlinks_answer(
-    path: str, backlinks: Sequence[Backlink], *, detail: Detail, counter: TokenCounter, max_tokens: int | None
+    path: str,
+    backlinks: Sequence[Backlink],
+    *,
+    detail: Detail,
+    counter: TokenCounter,
+    max_tokens: int | None,
 ) -> dict[str, Any]:
     """The notes linking to `path`, each with the line that links, to the budget."""
     from engine.present import backlink_to_json
@@ -314,7 +344,9 @@ def backlinks_answer(
     return fitted({"path": path}, "backlinks", items, counter, max_tokens)
 
 
-def why_answer(report: WhyReport, *, detail: Detail, counter: TokenCounter, max_tokens: int | None) -> dict[str, Any]:
+def why_answer(
+    report: WhyReport, *, detail: Detail, counter: TokenCounter, max_tokens: int | None
+) -> dict[str, Any]:
     """Why a note is where it is: in brief its place and the reasons, in full every channel's numbers."""
     from engine.present import why_to_json
 
@@ -335,5 +367,8 @@ def save_answer(result: SaveResult, *, searchable_by_meaning: bool) -> dict[str,
     from engine.present import save_to_json
 
     out = save_to_json(result)
-    out["searchable"] = {"words": result.indexed, "meaning": result.indexed and searchable_by_meaning}
+    out["searchable"] = {
+        "words": result.indexed,
+        "meaning": result.indexed and searchable_by_meaning,
+    }
     return out

@@ -36,9 +36,13 @@ _WORD = re.compile(r"[^\W_]+")
 def unnamed(
     results: SearchResults,
     idf: Callable[[Sequence[str]], dict[str, float]],
-    pieces: Callable[[Sequence[str]], list[int]],
+    pieces: Callable[[Sequence[str]], list[int]] | None,
 ) -> tuple[str, ...]:
-    """The words of the query, as written, that name something no note holds (see the module docstring)."""
+    """The words of the query, as written, that name something no note holds (see the module docstring).
+
+    `pieces` counts a word's pieces in the embedder's vocabulary; None (no model): only
+    capitalised words are taken for names.
+    """
     reading = results.reading
     stems = [s for s in reading.stems if s and s != reading.prefix]
     if not stems or not results.hits:
@@ -63,7 +67,9 @@ def unnamed(
             continue  # a title holds it (titles are searched apart from the text)
         # Common words in a form the vault lacks ("injecting", stem "inject") are spelt in
         # few pieces as the word or as its stem; names the model never saw, in many either way.
-        if folded in capitalised or min(pieces([folded, stem])) >= MIN_PIECES:
+        if folded in capitalised or (
+            pieces is not None and min(pieces([folded, stem])) >= MIN_PIECES
+        ):
             found.append(word)
     return tuple(dict.fromkeys(found))
 
@@ -81,12 +87,14 @@ def _shared_start(a: str, b: str) -> int:
 def applied(
     results: SearchResults,
     idf: Callable[[Sequence[str]], dict[str, float]],
-    pieces: Callable[[Sequence[str]], list[int]],
+    pieces: Callable[[Sequence[str]], list[int]] | None,
 ) -> SearchResults:
     """`results`, with no hit confident and the reading saying so when the query names what no note holds."""
     try:
         names = unnamed(results, idf, pieces)
-    except Exception:  # the index could not be read: the channels' statuses say so; the hits stand as found
+    except (
+        Exception
+    ):  # the index could not be read: the channels' statuses say so; the hits stand as found
         log.debug("could not look up the query's words", exc_info=True)
         return results
     if not names:

@@ -50,13 +50,18 @@ def abstention(answers: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
 
 
 def recall(
-    answers: Mapping[str, Mapping[str, Any]], ranked: Mapping[str, Sequence[str]], qrels: Mapping[str, set[str]]
+    answers: Mapping[str, Mapping[str, Any]],
+    ranked: Mapping[str, Sequence[str]],
+    qrels: Mapping[str, set[str]],
 ) -> dict[str, Any]:
     """R@5 of the ranking, and of the notes the brief answers present as confident (what an agent may take as the answer)."""
     qids = [qid for qid in answers if qid in qrels]
     ranking = [recall_at(ranked[qid], qrels[qid]) for qid in qids]
     confident = [
-        recall_at([hit["path"] for hit in answers[qid]["hits"] if not hit.get("nearest")], qrels[qid]) for qid in qids
+        recall_at(
+            [hit["path"] for hit in answers[qid]["hits"] if not hit.get("nearest")], qrels[qid]
+        )
+        for qid in qids
     ]
     said_nothing = sum(1 for qid in qids if answers[qid]["confident"] == 0)
     return {
@@ -73,13 +78,19 @@ def main(argv: Sequence[str]) -> int:
 
     vault, index, queries, qrels_file, abstaining = (Path(a) for a in argv[:5])
     no_model = "--no-model" in argv
-    opened = Engine.open(vault, index_dir=index, embedder=None) if no_model else Engine.open(vault, index_dir=index)
+    opened = (
+        Engine.open(vault, index_dir=index, embedder=None)
+        if no_model
+        else Engine.open(vault, index_dir=index)
+    )
     with opened as engine:
         counter = engine.token_counter()
 
         def ask(text: str) -> tuple[dict[str, Any], list[str]]:
             results = engine.search(text, limit=10, as_you_type=False)
-            return search_answer(results, detail="brief", counter=counter, max_tokens=None), [h.path for h in results.hits]
+            return search_answer(results, detail="brief", counter=counter, max_tokens=None), [
+                h.path for h in results.hits
+            ]
 
         invented = {qid: ask(text)[0] for qid, text in read_queries(abstaining).items()}
         real: dict[str, dict[str, Any]] = {}

@@ -26,10 +26,45 @@ PER_VAULT = 40
 DATASETS = ("brainbench", "hotpotqa-sample", "musique-sample", "beir-scifact")
 OUT = Path(__file__).resolve().parent / "abstention"
 
-_ONSETS = ("b", "d", "f", "g", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z", "br", "dr", "kl", "tr", "qu", "th", "sk")
+_ONSETS = (
+    "b",
+    "d",
+    "f",
+    "g",
+    "k",
+    "l",
+    "m",
+    "n",
+    "p",
+    "r",
+    "s",
+    "t",
+    "v",
+    "z",
+    "br",
+    "dr",
+    "kl",
+    "tr",
+    "qu",
+    "th",
+    "sk",
+)
 _VOWELS = ("a", "e", "i", "o", "u", "ai", "ou", "ei")
 _CODAS = ("", "", "n", "r", "l", "x", "th", "nd", "sk", "rn")
-_FIRST = ("Orla", "Teodor", "Wilma", "Casimir", "Ines", "Bertil", "Ysolde", "Marek", "Odile", "Fenwick", "Ludmila", "Ansel")
+_FIRST = (
+    "Orla",
+    "Teodor",
+    "Wilma",
+    "Casimir",
+    "Ines",
+    "Bertil",
+    "Ysolde",
+    "Marek",
+    "Odile",
+    "Fenwick",
+    "Ludmila",
+    "Ansel",
+)
 _COMPANY_SUFFIXES = ("", "", " Labs", " Systems", " Capital", " Robotics", " Health")
 _TERM_ENDINGS = ("ism", "ase", "ine", "ology", "ation", "ide")
 
@@ -77,7 +112,9 @@ def vault_words(vault: Path) -> set[str]:
     """Every word of every note, folded to lower case."""
     words: set[str] = set()
     for note in vault.rglob("*.md"):
-        words.update(re.findall(r"[^\W_]+", note.read_text(encoding="utf-8", errors="replace").casefold()))
+        words.update(
+            re.findall(r"[^\W_]+", note.read_text(encoding="utf-8", errors="replace").casefold())
+        )
     return words
 
 
@@ -103,9 +140,13 @@ class Inventor:
 
     def word(self, syllables: int, ending: str = "") -> str:
         while True:
-            made = "".join(
-                self.rng.choice(_ONSETS) + self.rng.choice(_VOWELS) + self.rng.choice(_CODAS) for _ in range(syllables)
-            ) + ending
+            made = (
+                "".join(
+                    self.rng.choice(_ONSETS) + self.rng.choice(_VOWELS) + self.rng.choice(_CODAS)
+                    for _ in range(syllables)
+                )
+                + ending
+            )
             if len(made) >= 5 and made not in self.used and not _near(made, self.words):
                 self.used.add(made)
                 return made
@@ -133,7 +174,10 @@ def questions(dataset: str, words: set[str], count: int = PER_VAULT) -> list[str
     for number in range(count):
         shape = shapes[number % len(shapes)]
         text = shape.format(
-            person=inventor.person(), company=inventor.company(), term=inventor.term(), place=inventor.place()
+            person=inventor.person(),
+            company=inventor.company(),
+            term=inventor.term(),
+            place=inventor.place(),
         )
         out.append(text[0].upper() + text[1:])
     return out
@@ -147,7 +191,10 @@ def main(datasets_root: Path) -> int:
             print(f"skipped {dataset}: no {vault}", file=sys.stderr)
             continue
         asked = questions(dataset, vault_words(vault), 20 if dataset == "sample" else PER_VAULT)
-        lines = ["qid\tquery", *(f"none-{dataset}-{number:02d}\t{text}" for number, text in enumerate(asked, start=1))]
+        lines = [
+            "qid\tquery",
+            *(f"none-{dataset}-{number:02d}\t{text}" for number, text in enumerate(asked, start=1)),
+        ]
         (OUT / f"{dataset}.tsv").write_text("\n".join(lines) + "\n", encoding="utf-8")
         print(f"{dataset}: {len(asked)} questions", file=sys.stderr)
     return 0
