@@ -5,7 +5,9 @@ no common word (the embedder's vocabulary spells it in three or more pieces, or 
 written with a capital after the query's first word) names something the vault does not
 contain. Every hit then lacks the word that tells the most (no idf is higher), so none of
 them is confident evidence, whatever the other words found: the hits stay in their order,
-as the nearest notes, and the reading says which name no note holds.
+as the nearest notes, and the reading says which name no note holds. Unless one of the first
+five notes matches the question's meaning strongly (a claim about a drug the notes call by
+another name): then the evidence stands, and the reading still says which name is missing.
 
 A name the engine reads as a vault word one edit away ("Temur" as "tenur") is not caught:
 real questions misspell names the vault holds as often, and the correction serves them.
@@ -31,6 +33,9 @@ MIN_PIECES = 3
 # against that of a term that cannot occur (a control character starts it).
 _NOWHERE = "\x01"
 _WORD = re.compile(r"[^\W_]+")
+# Evidence that stands without the name: a strong match by meaning among the first notes read.
+_MEANT = frozenset({"high_vector_match"})
+_READ_FIRST = 5
 
 
 def unnamed(
@@ -101,4 +106,7 @@ def applied(
         return results
     said = f"no note holds {', '.join(f'“{name}”' for name in names)}"
     reading = dataclasses.replace(results.reading, notes=(*results.reading.notes, said))
+    if any(hit.label in _MEANT for hit in results.hits[:_READ_FIRST]):
+        # A note matches what the question means strongly: the vault speaks to it under another name.
+        return dataclasses.replace(results, reading=reading)
     return dataclasses.replace(results, confident=0, unnamed=names, reading=reading)
