@@ -87,6 +87,8 @@ class Ask:
     # The JSON's shape (engine.door): "full" as documented, or "brief"; search's budget (None: no cut).
     detail: str = "full"
     search_tokens: int | None = None
+    # status: with the channels' counts over real use (engine/usage.py)
+    usage: bool = False
     # context
     max_tokens: int = 4000
     max_source_tokens: int | None = None
@@ -137,7 +139,7 @@ def _checked(name: str, value: Any) -> Any:
         need(value is None or value in _SEEDINGS)
     elif name == "detail":
         need(value in ("brief", "full"))
-    elif name in ("no_model", "color", "explain", "raw", "typing"):
+    elif name in ("no_model", "color", "explain", "raw", "typing", "usage"):
         need(isinstance(value, bool))
     elif name in ("limit", "max_tokens", "depth"):
         need(isinstance(value, int) and not isinstance(value, bool) and value >= (1 if name != "depth" else 0))
@@ -501,6 +503,8 @@ def _status(engine: Engine, ask: Ask) -> Answer:
     writer = engine.writer
     pending = engine.pending()
     payload = {**status_to_json(status), "writer": writer, "pending": list(pending)}
+    if ask.usage:
+        payload["channel_usage"] = engine.channel_usage()
     if ask.output == "json":
         return Answer(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
     out: list[str] = []
@@ -523,4 +527,23 @@ def _status(engine: Engine, ask: Ask) -> Answer:
     out.append(f"pending:    {len(pending)} notes changed on disk since indexed")
     out.append(f"skipped:    {len(status.skipped)}")
     out.extend(f"  {s.path}: {s.reason}" for s in status.skipped)
+    if ask.usage:
+        out.extend(_usage_lines(payload["channel_usage"]))
     return Answer("".join(f"{line}\n" for line in out))
+
+
+def _usage_lines(usage: Mapping[str, Any]) -> list[str]:
+    """The channels' counts over real use, one line each."""
+    from engine.present import channel_word
+
+    searches = usage["searches"]
+    off = " (counting is off: [search] count_channels = false)" if usage.get("off") else ""
+    out = [f"use:        {searches} searches counted{off}; of their first five notes, each channel placed:"]
+    for name in ("fulltext", "vectors", "graph"):
+        placing = usage["searches_placing"][name]
+        share = f"{placing / searches:.0%}" if searches else "-"
+        out.append(
+            f"  {name:<9} in {placing} searches ({share}), {usage['hits_placed'][name]} notes, "
+            f"{usage['unique_hits'][name]} found by {channel_word(name)} alone"
+        )
+    return out

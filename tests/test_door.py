@@ -137,3 +137,58 @@ def test_engine_search_json_takes_detail_and_a_budget(
         and brief["sources"]
         and set(brief["sources"][0]) == {"path", "title", "heading", "line", "text"}
     )
+
+
+def test_channel_counts_over_real_use_keep_no_query(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "Kestrel.md").write_text(
+        "# Kestrel\n\nThe kestrel hovers over [[Meadow]].\n", encoding="utf-8"
+    )
+    (vault / "Meadow.md").write_text("# Meadow\n\nGrass and voles.\n", encoding="utf-8")
+    index = tmp_path / "index"
+    with Engine.open(vault, index_dir=index, embedder=None) as engine:
+        engine.reindex()
+        engine.search("kestrel hovers", as_you_type=False)
+        engine.search("voles", as_you_type=False)
+        engine.search("kest", as_you_type=True)  # a keystroke's search is not counted
+    kept = (index / "channel_usage.json").read_text(encoding="utf-8")
+    assert "kestrel" not in kept.casefold() and "voles" not in kept
+    counts = json.loads(kept)
+    assert counts["searches"] == 2 and counts["searches_placing"]["fulltext"] == 2
+    assert (
+        engine_main(
+            ["status", str(vault), "--index-dir", str(index), "--no-model", "--cold", "--channels"]
+        )
+        == 0
+    )
+    assert "2 searches counted" in capsys.readouterr().out
+    assert (
+        engine_main(
+            [
+                "status",
+                str(vault),
+                "--index-dir",
+                str(index),
+                "--no-model",
+                "--cold",
+                "--json",
+                "--channels",
+            ]
+        )
+        == 0
+    )
+    assert json.loads(capsys.readouterr().out)["channel_usage"]["hits_placed"]["fulltext"] >= 2
+
+    from engine.config import EngineConfig
+
+    with Engine.open(
+        vault,
+        EngineConfig.from_dict({"search": {"count_channels": False}}),
+        index_dir=index,
+        embedder=None,
+    ) as engine:
+        engine.search("meadow", as_you_type=False)
+    assert json.loads((index / "channel_usage.json").read_text(encoding="utf-8"))["searches"] == 2

@@ -194,6 +194,10 @@ def build_parser() -> argparse.ArgumentParser:
     status = add("status", "Show index counts, embedded fraction, skipped files, model and size.")
     vault_args(status)
     status.add_argument("--json", action="store_true", help="print one JSON object")
+    status.add_argument(
+        "--channels", action="store_true", dest="usage",
+        help="also show, over the searches made, how often each channel placed notes in the first five and which only it found",
+    )
     asking_args(status)
 
     evaluate = add("eval", "Reindex a vault, run labelled queries and report P@5, R@5, MRR, nDCG@10.")
@@ -465,7 +469,7 @@ def _question(args: argparse.Namespace) -> Ask:
         "color": _color(args.color),
     }
     if args.command == "status":
-        return Ask("status", output=output, **common)  # type: ignore[arg-type]
+        return Ask("status", output=output, usage=args.usage, **common)  # type: ignore[arg-type]
     if args.command == "context":
         return Ask(
             "context",
