@@ -11,6 +11,7 @@ editors do. stdout carries the protocol: nothing else is printed there.
 from __future__ import annotations
 
 import argparse
+import inspect
 import os
 import sys
 import threading
@@ -184,6 +185,14 @@ def build_server(engines: Engine | Mapping[str, Engine], *, write: bool = False)
     several = len(engines) > 1
     server = FastMCP("cairn", instructions=INSTRUCTIONS, log_level="WARNING")
 
+    def tool(function: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
+        """Register a tool; with one vault its `vault` argument is not offered (a smaller tools/list)."""
+        if not several:
+            signature = inspect.signature(function, eval_str=True)
+            kept = [parameter for parameter in signature.parameters.values() if parameter.name != "vault"]
+            function.__signature__ = signature.replace(parameters=kept)  # type: ignore[attr-defined]
+        return server.tool()(function)
+
     def failed(exc: CairnError) -> ToolError:
         return ToolError(f"{exc.title}: {exc}")
 
@@ -216,7 +225,7 @@ def build_server(engines: Engine | Mapping[str, Engine], *, write: bool = False)
         nearest = "; ".join(f"{title} ({p})" for engine in asked.values() for p, title in engine.nearest_notes(path))
         raise ToolError(f"no note named {brief(path)!r}" + (f"; nearest: {nearest}" if nearest else ""))
 
-    @server.tool()
+    @tool
     def search(
         query: str,
         limit: int = 10,
@@ -255,7 +264,7 @@ def build_server(engines: Engine | Mapping[str, Engine], *, write: bool = False)
 
         return each(vault, budget, answer)
 
-    @server.tool()
+    @tool
     def context(
         question: str,
         detail: _DETAIL = "brief",
@@ -291,7 +300,7 @@ def build_server(engines: Engine | Mapping[str, Engine], *, write: bool = False)
         whole = max_tokens if max_tokens is not None else DOOR_TOKENS if detail == "brief" else FULL_CONTEXT_TOKENS
         return each(vault, whole, answer)
 
-    @server.tool()
+    @tool
     def read(path: str, detail: _DETAIL = "brief", max_tokens: int | None = None, vault: str | None = None) -> dict[str, Any]:
         """A note's text (whole lines, as many as max_tokens holds; default 2000), its links and the notes linking to it.
 
@@ -315,7 +324,7 @@ def build_server(engines: Engine | Mapping[str, Engine], *, write: bool = False)
             "nearest": [{**label(name), "path": p, "title": t} for name, engine in asked.items() for p, t in engine.nearest_notes(path)],
         }
 
-    @server.tool()
+    @tool
     def related(
         path: str, limit: int = 10, detail: _DETAIL = "brief", max_tokens: int | None = None, vault: str | None = None
     ) -> dict[str, Any]:
@@ -333,7 +342,7 @@ def build_server(engines: Engine | Mapping[str, Engine], *, write: bool = False)
         except CairnError as exc:
             raise failed(exc) from exc
 
-    @server.tool()
+    @tool
     def backlinks(path: str, detail: _DETAIL = "brief", max_tokens: int | None = None, vault: str | None = None) -> dict[str, Any]:
         """The notes that link to this one, each with the line that links."""
         name, engine, found = holding(vault, path)
@@ -346,7 +355,7 @@ def build_server(engines: Engine | Mapping[str, Engine], *, write: bool = False)
         )
         return {**label(name), **shaped}
 
-    @server.tool()
+    @tool
     def why(
         query: str,
         note: str,
@@ -382,7 +391,7 @@ def build_server(engines: Engine | Mapping[str, Engine], *, write: bool = False)
             name, engine = next(iter(chosen(vault).items()))
             return name, engine
 
-        @server.tool()
+        @tool
         def create_note(title: str, text: str | None = None, folder: str = "", vault: str | None = None) -> dict[str, Any]:
             """Create a note named `title` in `folder` (default the vault's top); refuses to replace one.
 
@@ -397,7 +406,7 @@ def build_server(engines: Engine | Mapping[str, Engine], *, write: bool = False)
                 raise failed(exc) from exc
             return {**label(name), **door.save_answer(saved, searchable_by_meaning=engine.has_model)}
 
-        @server.tool()
+        @tool
         def append(path: str, text: str, vault: str | None = None) -> dict[str, Any]:
             """Add text at the end of a note as new lines, in the note's own line endings; every byte it held stays.
 
