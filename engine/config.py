@@ -90,6 +90,9 @@ class NavigationConfig:
     enabled: bool = True
     # While typing, at most this many notes whose title the query begins come first.
     typed_titles: int = 3
+    # An identifier the query contains (a file name, path, URL, e-mail or CamelCase word)
+    # written in at most this many notes brings them into the top three (0: off).
+    identifier_notes: int = 3
 
 
 @dataclass(frozen=True)
@@ -141,7 +144,8 @@ class FulltextConfig:
     tag_boost: float = 1.0
     body_boost: float = 1.0
     # A word being typed is expanded from its third letter: two letters begin thousands of
-    # words, whose 24 commonest say little of what is meant (docs/BENCHMARKS.md, sixth round).
+    # words, whose 24 commonest say little of what is meant (issue 20's sixth round, in
+    # docs/BENCHMARKS.md's history: `git show 0398263:docs/BENCHMARKS.md`).
     prefix_min_chars: int = 3
     prefix_max_terms: int = 24
     # Read a word the index has never seen as a typo of a word one edit away ("kikcoff").
@@ -157,9 +161,9 @@ class VectorConfig:
     re-embeds, and cached vectors of each model are kept apart.
 
     `storage` is how the HNSW index keeps each vector: "fp16" (half the memory; the same
-    neighbours found, docs/BENCHMARKS.md) or "float32". An index takes it when it is
-    built (`engine reindex --full`, or a rebuild after many edits); the embedding cache
-    always holds float32.
+    neighbours found, docs/BENCHMARKS.md, "What each part costs") or "float32". An index
+    takes it when it is built (`engine reindex --full`, or a rebuild after many edits); the
+    embedding cache always holds float32.
     """
 
     model: str = "minilm"

@@ -172,9 +172,9 @@ def unpadded_rows(feeds: dict[str, npt.NDArray[np.int64]]) -> Iterator[dict[str,
     """A padded batch's inputs as one run per text, each without its padding.
 
     The model runs faster one text at a time than on a padded batch of eight, even when the
-    batch is sorted by length (docs/BENCHMARKS.md, "Issue 20, fifth round"), and a text's
-    vector then never depends on the texts it was batched with (the int8 model quantises
-    its activations per run).
+    batch is sorted by length (issue 20's fifth round, `git show 0398263:docs/BENCHMARKS.md`),
+    and a text's vector then never depends on the texts it was batched with (the int8 model
+    quantises its activations per run).
     """
     mask = feeds["attention_mask"]
     for row in range(mask.shape[0]):
@@ -182,7 +182,8 @@ def unpadded_rows(feeds: dict[str, npt.NDArray[np.int64]]) -> Iterator[dict[str,
         yield {name: value[row : row + 1][:, keep] for name, value in feeds.items()}
 
 
-# ONNX Runtime settings, chosen by measurement on 2 cores (docs/BENCHMARKS.md, "Embedding").
+# ONNX Runtime settings, chosen by measurement on 2 cores (docs/BENCHMARKS.md, "What each part
+# costs"; the runs: `git show 0398263:docs/BENCHMARKS.md`, "Embedding: the query session").
 # Batches: one intra-op thread each, one batch per core at once, no spin-waiting between
 # runs (one text per run is too small to split well across cores).
 BATCH_THREADS = 1

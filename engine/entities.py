@@ -29,6 +29,7 @@ __all__ = [
     "extract_names",
     "fold_accents",
     "fold_case",
+    "identifier_like",
     "in_other_language",
     "is_title_word",
     "normalize",
@@ -842,9 +843,25 @@ def _entry_key(surface: str) -> tuple[str, str | None]:
 _MAX_WIDTH = 16  # tokens; a longer title is a sentence, not a name to spot in a query
 
 
+# The shapes of an identifier (each linear: no nested repetition). A CamelCase word joins
+# words of two or more letters (GeoPackage, FeatureCollection, SQLCipher); a term that
+# only mixes cases (vCJD, UreA, mRNAs, LaHave) is a word of its field, not an identifier.
+# A file name ends in a dot and a short extension; a path has a slash between word
+# characters.
+_IDENTIFIER = re.compile(
+    r"\A(?:\S*[a-z]{2}[A-Z][a-z]\S*|\S*[A-Z]{3}[a-z]{2}\S*|\S+\.[A-Za-z0-9]{1,5}|\S*\w[/\\]\w\S*|\S+@\S+\.\S+|https?://\S+)\Z"
+)
+
+
+def identifier_like(name: str) -> bool:
+    """Whether `name` is written as an identifier (no blank; the shapes above)."""
+    return len(name) >= 3 and _IDENTIFIER.match(name) is not None
+
+
 def _width(key: str) -> int:
-    """An upper bound on the tokens in a dictionary key (separators count as spaces)."""
-    return key.count(" ") + 1
+    """The tokens in a dictionary key: a path or a URL is several tokens joined by "/" or ":"
+    ("src/sync/merge.py" is three), so a query must be read that many tokens wide to find it."""
+    return max(1, key.count(" ") + 1, len(_TOKEN.findall(key)))
 
 
 _KIND_ORDER = {"note": 0, "tag": 1, "name": 2}

@@ -5,7 +5,7 @@ when a session opens, so every matrix product runs in float32. `derive` writes a
 that runs the weight products in int8 instead (dynamic quantisation: weights per output
 channel, activations per run), which embeds about 2.2 times as many tokens per second on
 this project's 2-core x86 machine, at a mean cosine of 0.995 to the pinned model's vectors
-(docs/BENCHMARKS.md and docs/QUALITY.md, "Issue 20, fifth round"). The steps:
+(docs/BENCHMARKS.md, "What each part costs"; docs/QUALITY.md, "Processors"). The steps:
 
 1. fold: ONNX Runtime's basic graph optimisation writes the stored int8 weights out as
    float32 constants (exact: the model every session ran before);

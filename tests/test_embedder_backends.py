@@ -276,7 +276,7 @@ def test_changing_the_model_re_embeds_and_changing_back_reuses_the_cache(folder:
 
 
 
-# -- the bundled model's sessions (thread settings chosen in docs/BENCHMARKS.md) -----
+# -- the bundled model's sessions (threads chosen in docs/BENCHMARKS.md, "What each part costs")
 
 
 def test_a_query_runs_on_its_own_one_thread_session_and_embeds_as_a_batch_does() -> None:

@@ -139,3 +139,53 @@ def test_a_title_typed_with_a_slip_comes_first_in_the_box_and_the_command_line(t
             results = engine.search("grph view", as_you_type=typing)
             assert results.reading.corrections == (("grph", "graph"),)
             assert results.hits[0].path == "Graph view.md", typing
+
+
+# Each identifier is written in one note; the other notes repeat the sentence around it.
+IDENTIFIERS = {
+    "camel case": ("FeatureCollection", "the FeatureCollection refactor"),
+    "file name": ("ferry_timetable.xlsx", "the ferry_timetable.xlsx sheet"),
+    "path": ("src/harbour/merge.py", "the src/harbour/merge.py change"),
+    "url": ("https://example.org/lantern-guide", "the https://example.org/lantern-guide page"),
+    "e-mail": ("quay-ops@example.org", "quay-ops@example.org"),
+}
+
+
+def _identifier_vault(root: Path) -> Path:
+    files = {
+        f"Notes/Refactor {i:02}.md": (
+            f"# Refactor {i:02}\n\nNotes about the harbour refactor, the refactor plan and the refactor "
+            f"review; the sheet, the change and the page for the harbour team, day {i}.\n"
+        )
+        for i in range(30)
+    }
+    for kind, (identifier, _) in IDENTIFIERS.items():
+        files[f"Written/{kind.title()} note.md"] = f"# {kind.title()} note\n\nOne line says {identifier} once.\n"
+    return _write(root, files)
+
+
+@pytest.mark.parametrize("with_model", [False, True], ids=["no model", "model"])
+def test_an_identifier_in_a_sentence_brings_the_note_that_writes_it_into_the_top_three(
+    tmp_path: Path, with_model: bool
+) -> None:
+    from engine.embedder import load_default_embedder
+
+    embedder = load_default_embedder() if with_model else None
+    with Engine.open(_identifier_vault(tmp_path / "v"), index_dir=tmp_path / "i", embedder=embedder) as engine:
+        engine.reindex()
+        for kind, (identifier, phrase) in IDENTIFIERS.items():
+            note = f"Written/{kind.title()} note.md"
+            for query in (identifier, f"find the notes about {phrase} for the harbour team review"):
+                results = engine.search(query, limit=10, as_you_type=False)
+                top = [hit.path for hit in results.hits[:3]]
+                assert note in top, (kind, query, top)
+                record = results.trace.record("navigation")
+                assert (record is not None and any(identifier in said for said in record.said)) or query == identifier
+
+
+def test_an_identifier_many_notes_write_names_none_of_them(tmp_path: Path) -> None:
+    files = {f"N{i}.md": f"# N{i}\n\nThe SharedWidget and the harbour, day {i}.\n" for i in range(6)}
+    with Engine.open(_write(tmp_path / "v", files), index_dir=tmp_path / "i", embedder=None) as engine:
+        engine.reindex()
+        record = engine.search("notes on the SharedWidget harbour", limit=10, as_you_type=False).trace.record("navigation")
+        assert record is not None and not record.floors

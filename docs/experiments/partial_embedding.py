@@ -18,7 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from engine.api import Engine
-from engine.config import ConfidenceConfig, EngineConfig, FusionConfig
+from engine.config import ConfidenceConfig, EngineConfig
 from engine.tools.eval import evaluate, load_qrels, load_queries
 
 

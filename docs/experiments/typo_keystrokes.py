@@ -1,6 +1,6 @@
 """Keystrokes with a slip in the word being typed, timed in process on a bench index.
 
-docs/BENCHMARKS.md, "Issue 16, sixteenth round", reports what this prints. Each keystroke
+docs/BENCHMARKS.md, "What each part costs", reports what this prints. Each keystroke
 of each query is searched as the search box does (the last word a prefix), every prefix
 for the first time, after `prepare_for_typing`:
 

@@ -41,7 +41,8 @@ _ALPHABETS: dict[str, str] = {
 _STEM_TAIL = 4
 # A typed word's expansions are read from the terms sharing its first three letters: a
 # bucket of the first two held thousands of terms at 10k notes, 20-40 ms to read at the
-# first keystroke of every word (docs/BENCHMARKS.md, sixth round). The segment cache keeps
+# first keystroke of every word (issue 20's sixth round, `git show 0398263:docs/BENCHMARKS.md`).
+# The segment cache keeps
 # each bucket's terms and where their postings are.
 _BUCKET_CHARS = BUCKET_CHARS
 # Typed prefixes whose expansions are kept (for the current searcher).

@@ -716,8 +716,8 @@ class VectorChannel:
 # Answers remembered for repeated searches (a few keystrokes' worth).
 _ANSWERS_KEPT = 32
 # Query-time FAISS search runs on the calling thread alone: one HNSW query gains nothing
-# from OpenMP's threads and waits for them when the cores are busy (measured in
-# docs/BENCHMARKS.md). Set per thread (OpenMP's thread count is per thread).
+# from OpenMP's threads and waits for them when the cores are busy (commit a425709; its
+# figures were not written down). Set per thread (OpenMP's thread count is per thread).
 _SEARCH_THREADS = 1
 _thread_state = threading.local()
 

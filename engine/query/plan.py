@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from engine.entities import EntityMatch
+from engine.entities import EntityMatch, identifier_like
 from engine.kinds import NoteKinds
 from engine.lexicon import Lexicon
 from engine.lexicon.en import ENGLISH
@@ -477,6 +477,10 @@ class Planner:
             if surface.strip().casefold() == whole:
                 kept.append(match)
                 because.append((surface, "the whole query"))
+                continue
+            if identifier_like(surface):  # a file name, path, URL or address is one by its shape
+                kept.append(match)
+                because.append((surface, "written as an identifier"))
                 continue
             if any(key.startswith("tag:") for key in match.entity_ids):
                 kept.append(match)  # a tag is written in lower case: typed as written

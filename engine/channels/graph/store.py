@@ -24,7 +24,7 @@ from engine.entities import EntityDictionary
 
 __all__ = ["SAVED_FORMAT", "Saved", "Searchable", "WriterPart", "load", "load_writer", "save", "searchable_of"]
 
-SAVED_FORMAT = 19
+SAVED_FORMAT = 20  # 20: a dictionary key is as wide as its tokens (paths, URLs)
 _SAVED_CLASSES = frozenset(
     {
         ("engine.channels.graph.build", "Build"),
