@@ -15,11 +15,19 @@ from engine.errors import CairnError
 SUBCOMMANDS = ("tui", "web", "mcp")
 
 
-def _common(command: argparse.ArgumentParser) -> None:
-    command.add_argument(
-        "vault", nargs="?", type=Path, help="the vault folder (default: config `vault`, else the current folder)"
-    )
-    command.add_argument("--index-dir", type=Path, help="where the index lives (default VAULT/.cairn)")
+def _common(command: argparse.ArgumentParser, *, several: bool = False) -> None:
+    if several:  # `cairn mcp` serves several vaults, each with its own index
+        command.add_argument(
+            "vault", nargs="*", type=Path, help="the vault folders (default: config `vault`, else the current folder)"
+        )
+        command.add_argument(
+            "--index-dir", type=Path, action="append", help="where an index lives, once per vault in order (default VAULT/.cairn)"
+        )
+    else:
+        command.add_argument(
+            "vault", nargs="?", type=Path, help="the vault folder (default: config `vault`, else the current folder)"
+        )
+        command.add_argument("--index-dir", type=Path, help="where the index lives (default VAULT/.cairn)")
     command.add_argument("--config", type=Path, help="a TOML config file (default ~/.config/cairn/config.toml)")
     command.add_argument("--no-model", action="store_true", help="do not load the embedding model")
 
@@ -45,7 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="serve the vault to an MCP client on stdio",
         description="Serve search, context and notes to an MCP client over stdio (read-only unless --write).",
     )
-    _common(mcp)
+    _common(mcp, several=True)
     from app.mcp import add_arguments as mcp_arguments  # argparse only: the SDK loads when serving
 
     mcp_arguments(mcp)

@@ -84,6 +84,11 @@ class Ask:
     graph_weight: float | None = None
     max_hops: int | None = None
     graph_seeding: str | None = None
+    # The JSON's shape (engine.door): "full" as documented, or "brief"; search's budget (None: no cut).
+    detail: str = "full"
+    search_tokens: int | None = None
+    # status: with the channels' counts over real use (engine/usage.py)
+    usage: bool = False
     # context
     max_tokens: int = 4000
     max_source_tokens: int | None = None
@@ -132,11 +137,13 @@ def _checked(name: str, value: Any) -> Any:
         need(value is None or isinstance(value, str))
     elif name == "graph_seeding":
         need(value is None or value in _SEEDINGS)
-    elif name in ("no_model", "color", "explain", "raw", "typing"):
+    elif name == "detail":
+        need(value in ("brief", "full"))
+    elif name in ("no_model", "color", "explain", "raw", "typing", "usage"):
         need(isinstance(value, bool))
     elif name in ("limit", "max_tokens", "depth"):
         need(isinstance(value, int) and not isinstance(value, bool) and value >= (1 if name != "depth" else 0))
-    elif name == "top_k":
+    elif name in ("top_k", "search_tokens"):
         need(value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 1))
     elif name in ("max_hops", "max_source_tokens", "max_entity_tokens"):
         need(value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 0))
@@ -294,6 +301,13 @@ def _search(engine: Engine, ask: Ask) -> Answer:
                 continue
             err.append(f"note: {_channel_note(name, st.status, st.message)}")
     stderr = "".join(f"{line}\n" for line in err)
+    if ask.output == "json" and (ask.detail != "full" or ask.search_tokens is not None):
+        from engine.door import answer_text, search_answer
+
+        shaped = search_answer(
+            results, detail="brief" if ask.detail == "brief" else "full", counter=engine.token_counter(), max_tokens=ask.search_tokens
+        )
+        return Answer(answer_text(shaped) + "\n", stderr)
     if ask.output == "json":
         return Answer(json.dumps(results_to_json(results), ensure_ascii=False, indent=2) + "\n", stderr)
     if ask.output in ("vimgrep", "files"):
@@ -459,9 +473,10 @@ def _raw_query_lines(results: SearchResults) -> list[str]:
 
 # -- context --------------------------------------------------------------------------
 def _context(engine: Engine, ask: Ask) -> Answer:
+    from engine.door import brief_context_text
     from engine.present import context_json_text, context_text
 
-    render = context_json_text if ask.output == "json" else context_text
+    render = context_text if ask.output != "json" else brief_context_text if ask.detail == "brief" else context_json_text
     bundle = engine.context(
         ask.query,
         max_tokens=ask.max_tokens,
@@ -486,6 +501,8 @@ def _status(engine: Engine, ask: Ask) -> Answer:
     writer = engine.writer
     pending = engine.pending()
     payload = {**status_to_json(status), "writer": writer, "pending": list(pending)}
+    if ask.usage:
+        payload["channel_usage"] = engine.channel_usage()
     if ask.output == "json":
         return Answer(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
     out: list[str] = []
@@ -508,4 +525,23 @@ def _status(engine: Engine, ask: Ask) -> Answer:
     out.append(f"pending:    {len(pending)} notes changed on disk since indexed")
     out.append(f"skipped:    {len(status.skipped)}")
     out.extend(f"  {s.path}: {s.reason}" for s in status.skipped)
+    if ask.usage:
+        out.extend(_usage_lines(payload["channel_usage"]))
     return Answer("".join(f"{line}\n" for line in out))
+
+
+def _usage_lines(usage: Mapping[str, Any]) -> list[str]:
+    """The channels' counts over real use, one line each."""
+    from engine.present import channel_word
+
+    searches = usage["searches"]
+    off = " (counting is off: [search] count_channels = false)" if usage.get("off") else ""
+    out = [f"use:        {searches} searches counted{off}; of their first five notes, each channel placed:"]
+    for name in ("fulltext", "vectors", "graph"):
+        placing = usage["searches_placing"][name]
+        share = f"{placing / searches:.0%}" if searches else "-"
+        out.append(
+            f"  {name:<9} in {placing} searches ({share}), {usage['hits_placed'][name]} notes, "
+            f"{usage['unique_hits'][name]} found by {channel_word(name)} alone"
+        )
+    return out

@@ -18,9 +18,10 @@ import threading
 import time
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 from engine import context as context_module
-from engine import notes
+from engine import notes, unnamed
 from engine.backlog import eta_seconds
 from engine.channels.graph.view import EntityInfo
 from engine.config import GRAPH_SEEDINGS, MAX_GRAPH_WEIGHT, EngineConfig
@@ -90,6 +91,7 @@ from engine.storage import (
     index_writes,
     resolve_index_dir,
 )
+from engine.usage import ChannelUsage
 from engine.vault import (
     DecodedNote,
     LinkResolver,
@@ -184,6 +186,7 @@ class Engine:
         self._closed = False
         self._lock = WriterLock(index_dir / "writer.lock")
         self._answers: AnswerServer | None = None
+        self._usage = ChannelUsage(index_dir) if config.search.count_channels else None
         with index_writes():  # `open` builds an engine inside _long_lived_heap
             self._open_all()
         if self._catalog_replaced and self._can_repair:
@@ -525,6 +528,9 @@ class Engine:
         answers = getattr(self, "_answers", None)
         if answers is not None:
             answers.close()  # before the channels it searches go
+        usage = getattr(self, "_usage", None)
+        if usage is not None:
+            usage.write()
         self._indexer.request_stop()
         self._stop_preparing()
         with self._reindex_lock:
@@ -779,7 +785,16 @@ class Engine:
             if "vectors" in channels_status and self._embedder is None:
                 channels_status["vectors"] = ChannelStatus("unavailable", 0.0, self._model_problem)
             results = dataclasses.replace(results, channels=channels_status)
+        # A question naming what no note holds has no confident answer (engine/unnamed.py).
+        counter = self.token_counter()
+        results = unnamed.applied(results, self.term_weights, counter if counter.exact else None)
+        if self._usage is not None and not as_you_type and not stages_off:
+            self._usage.count(results)  # which channels placed hits in the first five (counts only)
         return results
+
+    def channel_usage(self) -> dict[str, Any]:
+        """How often each channel placed notes in searches' first five, and notes only it found (engine/usage.py)."""
+        return self._usage.totals() if self._usage is not None else {"off": True, **ChannelUsage(self.index_dir).totals()}
 
     def why(
         self,
@@ -872,7 +887,7 @@ class Engine:
             raise ConfigError(f"depth {depth} is not a number of hops of at least 0")
         results = self.search(question, limit=context_module.SOURCE_CANDIDATES, as_you_type=False)
         plan = self.plan(question, as_you_type=False)
-        counter = context_module.TokenCounter(self._embedder, self._embedder.model_id if self._embedder else "")
+        counter = self.token_counter()
         return context_module.assemble(
             question,
             results=results,
@@ -1576,6 +1591,10 @@ class Engine:
             )
         texts, chars = self._catalog.backlog_size(model_id)
         return EmbeddingBacklog(texts=texts, chars=chars, chars_per_s=rate, eta_s=eta_seconds(chars, rate))
+
+    def token_counter(self) -> context_module.TokenCounter:
+        """Counts tokens as `context` counts them: the embedder's tokenizer, or about four characters a token."""
+        return context_module.TokenCounter(self._embedder, self._embedder.model_id if self._embedder else "")
 
     @property
     def has_model(self) -> bool:

@@ -121,6 +121,9 @@ class SearchConfig:
     folder that holds the note deciding (engine/search/ranking/folders.py)."""
 
     folder_boosts: dict[str, float] = field(default_factory=dict)
+    # Count, in the index folder, which channels placed hits in each search's first five
+    # (counts only, never the query): `engine status --channels` shows them.
+    count_channels: bool = True
 
     def __post_init__(self) -> None:
         for folder, factor in self.folder_boosts.items():

@@ -77,6 +77,11 @@ class TokenCounter:
                 "(no tokenizer: the embedding model is not loaded)"
             )
 
+    @property
+    def exact(self) -> bool:
+        """Whether a tokenizer counts (not the four-characters estimate)."""
+        return self._count is not None
+
     def __call__(self, texts: Sequence[str]) -> list[int]:
         if not texts:
             return []

@@ -365,6 +365,9 @@ class SearchResults:
     # Hits before this index have confident evidence; those after are the nearest notes
     # shown under a "no confident match" divider (front ends draw it here).
     confident: int = field(default=0, compare=False)
+    # Words of the query that name something no note holds (engine/unnamed.py): none of
+    # the hits is confident evidence then.
+    unnamed: tuple[str, ...] = field(default=(), compare=False)
 
 
 @dataclass(frozen=True)

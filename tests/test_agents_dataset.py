@@ -80,9 +80,9 @@ def test_the_mcp_tools_through_a_client_session(index_dir: Path) -> None:
         assert "people/priya-taylor-85.md" in {hit["path"] for hit in found["hits"]}
         filtered = await call(client, "search", query="path:companies fintech", limit=5)
         assert filtered["hits"] and all(hit["path"].startswith("companies/") for hit in filtered["hits"])
-        context = await call(client, "context", question=QUESTION, max_tokens=1200, depth=1)
+        context = await call(client, "context", question=QUESTION, max_tokens=1200, depth=1, detail="full")
         assert any(r["relation"] == "invested in" for r in context["relationships"])
-        note = await call(client, "read", path="Apex")
+        note = await call(client, "read", path="Apex", detail="full")
         assert note["path"] == "companies/apex-18.md" and note["backlinks"]
         missed = await call(client, "read", path="Apexx Labz")
         assert not missed["found"] and missed["nearest"]

@@ -42,7 +42,7 @@ def test_read_only_tools_answer_through_a_real_client_session(indexed: tuple[Pat
         tools = {tool.name for tool in (await session.list_tools()).tools}
         assert tools == READ_TOOLS  # no write tools without --write
 
-        found = await _call(session, "search", query="who attended the Atlas kickoff", limit=5)
+        found = await _call(session, "search", query="who attended the Atlas kickoff", limit=5, detail="full")
         assert len(found["hits"]) == 5
         people = {hit["path"] for hit in found["hits"]}
         assert "People/Priya Kumar.md" in people
@@ -52,16 +52,16 @@ def test_read_only_tools_answer_through_a_real_client_session(indexed: tuple[Pat
         assert {"source": "Priya Kumar", "relation": "attended", "target": "Atlas 2026 Kickoff", "explicit": False} in graph["relations"]
 
         # The query language reaches the tool: filters apply, and the plan says how it was read.
-        filtered = await _call(session, "search", query="path:People atlas -kickoff", limit=5)
+        filtered = await _call(session, "search", query="path:People atlas -kickoff", limit=5, detail="full")
         assert filtered["hits"] and all(hit["path"].startswith("People/") for hit in filtered["hits"])
         assert [chip["kind"] for chip in filtered["plan"]["chips"]] == ["path", "exclude"]
-        seeded = await _call(session, "search", query="who attended the Atlas kickoff", limit=5, graph_seeding="both", max_hops=1)
+        seeded = await _call(session, "search", query="who attended the Atlas kickoff", limit=5, graph_seeding="both", max_hops=1, detail="full")
         assert len(seeded["hits"]) == 5
         for bad in ({"graph_weight": -1}, {"graph_weight": 1e308}, {"max_hops": -1}, {"graph_seeding": "x"}):
             refused_knob = await session.call_tool("search", {"query": "atlas", **bad})
             assert refused_knob.isError, bad
 
-        named = await _call(session, "search", query="Atlas 2026 Kickoff", limit=3)
+        named = await _call(session, "search", query="Atlas 2026 Kickoff", limit=3, detail="full")
         assert named["hits"][0]["create_safety"] == "exists"
 
         # What `engine context` refuses, the tool refuses too (it answered nothing for a negative budget).
@@ -73,7 +73,7 @@ def test_read_only_tools_answer_through_a_real_client_session(indexed: tuple[Pat
             assert (await session.call_tool("search", {"query": "atlas", "limit": bad_limit})).isError
             assert (await session.call_tool("related", {"path": "Atlas", "limit": bad_limit})).isError
 
-        context = await _call(session, "context", question="who attended the Atlas kickoff", max_tokens=4000)
+        context = await _call(session, "context", question="who attended the Atlas kickoff", max_tokens=4000, detail="full")
         assert context["sources"] and context["entities"] and context["relationships"]
         # The server opened the saved graph (--no-index): its named relations are read from it.
         assert any(r["relation"] == "attended" for r in context["relationships"]), context["relationships"]
@@ -82,7 +82,7 @@ def test_read_only_tools_answer_through_a_real_client_session(indexed: tuple[Pat
         assert context["counts"]["chunks"] == len(context["sources"])
         # What the agent receives, all of it, fits the budget, counted by the embedder's tokenizer.
         for budget in (1500, 600):
-            answer = await session.call_tool("context", {"question": "who attended the Atlas kickoff", "max_tokens": budget})
+            answer = await session.call_tool("context", {"question": "who attended the Atlas kickoff", "max_tokens": budget, "detail": "full"})
             text = next(block.text for block in answer.content if block.type == "text")
             assert load_default_embedder().text_tokens([text])[0] <= budget
         one = await _call(session, "context", question="who attended the Atlas kickoff", top_k=1)
@@ -91,7 +91,7 @@ def test_read_only_tools_answer_through_a_real_client_session(indexed: tuple[Pat
             refused = await session.call_tool("context", {"question": "atlas", **bad})
             assert refused.isError, bad
 
-        note = await _call(session, "read", path="Priya Kumar")
+        note = await _call(session, "read", path="Priya Kumar", detail="full")
         assert note["found"] and note["path"] == "People/Priya Kumar.md"
         assert any(link["resolved"] == "Projects/Atlas/Atlas.md" for link in note["links"])
         assert any(b["path"] == "Meetings/2026/2026-01-12 Atlas Kickoff.md" for b in note["backlinks"])
@@ -109,9 +109,9 @@ def test_read_only_tools_answer_through_a_real_client_session(indexed: tuple[Pat
         why = await _call(session, "why", query="who attended the Atlas kickoff", note="Leo Fischer", limit=5)
         assert why["path"] == "People/Leo Fischer.md" and why["reasons"]
         # It explains the search as asked: without the graph, the graph casts no vote for the note.
-        asked = await _call(session, "why", query="who attended the Atlas kickoff", note="Priya Kumar", limit=5, graph_weight=0)
+        asked = await _call(session, "why", query="who attended the Atlas kickoff", note="Priya Kumar", limit=5, graph_weight=0, detail="full")
         assert asked["channels"]["graph"]["vote"] == 0
-        assert (await _call(session, "why", query="who attended the Atlas kickoff", note="Priya Kumar", limit=5))["channels"]["graph"]["vote"] > 0
+        assert (await _call(session, "why", query="who attended the Atlas kickoff", note="Priya Kumar", limit=5, detail="full"))["channels"]["graph"]["vote"] > 0
 
         refused = await session.call_tool("create_note", {"title": "Nope"})
         assert refused.isError
@@ -140,7 +140,7 @@ def test_write_tools_save_through_the_engine(lexical: tuple[Path, Path]) -> None
 
         created = await _call(session, "create_note", title="Field trip", text="# Field trip\n\nWith [[Priya Kumar]].\n", folder="Inbox")
         assert created["path"] == "Inbox/Field trip.md" and created["indexed"]
-        found = await _call(session, "search", query="Field trip", limit=3)
+        found = await _call(session, "search", query="Field trip", limit=3, detail="full")
         assert found["hits"][0]["path"] == "Inbox/Field trip.md"
         assert found["hits"][0]["create_safety"] == "exists"
 

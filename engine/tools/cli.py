@@ -145,6 +145,14 @@ def build_parser() -> argparse.ArgumentParser:
     shape.add_argument(
         "-l", "--files-with-matches", action="store_true", dest="files", help="print only the paths of the hits"
     )
+    search.add_argument(
+        "--detail", choices=("brief", "full"), default="full",
+        help="with --json: brief (path, title, evidence in words, passage) or full (every channel's numbers, the default)",
+    )
+    search.add_argument(
+        "--max-tokens", type=positive_int, metavar="N",
+        help="with --json: the answer's budget in tokens; the hits that do not fit are left out, and it says how many",
+    )
     search.add_argument("--explain", action="store_true", help="say why each hit was found, and how the query was read")
     search.add_argument(
         "--raw", action="store_true",
@@ -177,11 +185,19 @@ def build_parser() -> argparse.ArgumentParser:
     context.add_argument("--depth", type=non_negative_int, default=2, metavar="D", help="hops of the walk from the chunks' entities (default 2; 0: only theirs)")
     context.add_argument("--top-k", type=positive_int, metavar="K", help="the most sources (default: as many as the budget holds, of the top 20)")
     context.add_argument("--json", action="store_true", help="print one JSON object")
+    context.add_argument(
+        "--detail", choices=("brief", "full"), default="full",
+        help="with --json: brief (sources' place and text, entities and relationships one line each) or full (the default)",
+    )
     asking_args(context)
 
     status = add("status", "Show index counts, embedded fraction, skipped files, model and size.")
     vault_args(status)
     status.add_argument("--json", action="store_true", help="print one JSON object")
+    status.add_argument(
+        "--channels", action="store_true", dest="usage",
+        help="also show, over the searches made, how often each channel placed notes in the first five and which only it found",
+    )
     asking_args(status)
 
     evaluate = add("eval", "Reindex a vault, run labelled queries and report P@5, R@5, MRR, nDCG@10.")
@@ -455,7 +471,7 @@ def _question(args: argparse.Namespace) -> Ask:
         "color": _color(args.color),
     }
     if args.command == "status":
-        return Ask("status", output=output, **common)  # type: ignore[arg-type]
+        return Ask("status", output=output, usage=args.usage, **common)  # type: ignore[arg-type]
     if args.command == "context":
         return Ask(
             "context",
@@ -466,6 +482,7 @@ def _question(args: argparse.Namespace) -> Ask:
             max_entity_tokens=args.max_entity_tokens,
             depth=args.depth,
             top_k=args.top_k,
+            detail=args.detail,
             **common,  # type: ignore[arg-type]
         )
     if args.vimgrep:
@@ -488,6 +505,8 @@ def _question(args: argparse.Namespace) -> Ask:
         graph_weight=args.graph_weight,
         max_hops=args.max_hops,
         graph_seeding=args.graph_seeding,
+        detail=args.detail,
+        search_tokens=args.max_tokens,
         **common,  # type: ignore[arg-type]
     )
 
