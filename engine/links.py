@@ -11,8 +11,8 @@ import posixpath
 import re
 from typing import TYPE_CHECKING
 
-from engine.entities import normalize
 from engine.errors import NoteNotFound
+from engine.folding import entity_key
 from engine.localgraph import local_graph
 from engine.notes import NoteFiles
 from engine.pickers import choose_notes
@@ -60,13 +60,13 @@ class Links:
         for candidate in (name, f"{name}.md"):
             if candidate in paths:
                 return candidate
-        key = normalize(name.removesuffix(".md"))
+        key = entity_key(name.removesuffix(".md"))
         for row in names:
             stem = posixpath.basename(row.path).removesuffix(".md")
-            if key in (normalize(row.title), normalize(stem), normalize(row.path.removesuffix(".md"))):
+            if key in (entity_key(row.title), entity_key(stem), entity_key(row.path.removesuffix(".md"))):
                 return row.path
         for row in names:
-            if any(normalize(alias) == key for alias in row.aliases):
+            if any(entity_key(alias) == key for alias in row.aliases):
                 return row.path
         return None
 
@@ -76,8 +76,8 @@ class Links:
         choices: dict[str, str] = {}
         for row in names:
             for written in (row.title, *row.aliases, row.path.removesuffix(".md")):
-                choices.setdefault(normalize(written), row.path)
-        key = normalize(name.removesuffix(".md"))
+                choices.setdefault(entity_key(written), row.path)
+        key = entity_key(name.removesuffix(".md"))
         close = difflib.get_close_matches(key, list(choices), n=limit * 3, cutoff=0.5)
         close += [k for k in choices if key and key in k and k not in close]
         titles = {row.path: row.title for row in names}

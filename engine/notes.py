@@ -44,7 +44,8 @@ from engine.errors import (
     SaveConflict,
     UnsafePath,
 )
-from engine.names import brief, has_hidden_control, one_form, printable_path
+from engine.folding import path_form
+from engine.names import brief, has_hidden_control, printable_path
 from engine.records import (
     Heading,
     LinkingNote,
@@ -712,11 +713,11 @@ def twin_name(target: Path) -> str | None:
     name = target.name
     if name.isascii():
         return None
-    key = one_form(name)
+    key = path_form(name)
     try:
         with os.scandir(target.parent) as entries:
             for entry in entries:
-                if entry.name != name and not entry.name.isascii() and one_form(entry.name) == key:
+                if entry.name != name and not entry.name.isascii() and path_form(entry.name) == key:
                     return entry.name
     except OSError:
         return None

@@ -17,12 +17,13 @@ from engine.catalog import Catalog, NoteRow
 from engine.channels.base import ChannelAnswer, ChannelContext
 from engine.channels.bm25 import BUCKET_CHARS, BulkScorer, SegmentCache
 from engine.config import FulltextConfig
-from engine.entities import displayed_text, fold_accents
+from engine.entities import displayed_text
 from engine.errors import IndexCorrupt
+from engine.folding import fold_accents, typed_form
 from engine.lexicon import Lexicon
 from engine.query import Query
 from engine.records import ChannelHit, ChannelName
-from engine.tokens import normalize_text, script_of
+from engine.tokens import script_of
 
 log = logging.getLogger("cairn.fulltext")
 
@@ -504,7 +505,7 @@ class FulltextChannel:
         own = self.analyze(prefix)
         if len(prefix) < self._config.prefix_min_chars:
             return own
-        lowered = fold_accents(normalize_text(prefix).casefold())
+        lowered = fold_accents(typed_form(prefix).casefold())
         start = lowered[:_BUCKET_CHARS]
         bucket = self._buckets.get(start)
         if bucket is None:
@@ -684,4 +685,4 @@ def _words_beginning(words: Sequence[str], prefix: str) -> list[str]:
 
 def _folded(word: str) -> str:
     """`word` as the language's word list spells it: normalised, lower case, no accents."""
-    return fold_accents(normalize_text(word).casefold())
+    return fold_accents(typed_form(word).casefold())

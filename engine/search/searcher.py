@@ -17,7 +17,8 @@ from typing import TypeVar
 from engine.catalog import Catalog, StoredChunk
 from engine.channels.base import Channel, ChannelAnswer
 from engine.config import EngineConfig, FusionConfig
-from engine.entities import EntityMatch, fold_accents, normalize
+from engine.entities import EntityMatch
+from engine.folding import entity_key, fold_accents
 from engine.kinds import NoteKinds
 from engine.lexicon import Lexicon
 from engine.query import GraphRequest, Planner, QueryPlan
@@ -84,14 +85,14 @@ class TitleIndex:
             self.title_of[path] = title
             if aliases:
                 self.aliases_of[path] = aliases
-            key = normalize(title)
+            key = entity_key(title)
             self.titles.setdefault(key, []).append(path)
             name = path.rsplit("/", 1)[-1].removesuffix(".md")
-            stem = key if name == title else normalize(name)  # most notes are titled by their file name
+            stem = key if name == title else entity_key(name)  # most notes are titled by their file name
             if stem != key:
                 self.titles.setdefault(stem, []).append(path)
             for alias in aliases:
-                self.aliases.setdefault(normalize(alias), []).append(path)
+                self.aliases.setdefault(entity_key(alias), []).append(path)
         self.sorted_titles = sorted(self.titles)
         self._sorted_names = sorted({*self.titles, *self.aliases})
 
@@ -109,7 +110,7 @@ class TitleIndex:
             return ""
         names = self._sorted_names
         for word in words[-_COMPLETION_WORDS:]:
-            key = normalize(text[word.start() :])
+            key = entity_key(text[word.start() :])
             found: set[str] = set()
             at = bisect.bisect_left(names, key)
             for name in names[at : at + _COMPLETION_READ]:

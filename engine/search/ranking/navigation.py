@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
-from engine.entities import normalize
+from engine.folding import entity_key
 from engine.records import StageRecord
 from engine.search.ranking.base import StageContext
 
@@ -56,11 +56,11 @@ class NavigationStage:
     def weigh(self, context: StageContext) -> NavigationRecord:
         plan = context.plan
         vault = context.vault
-        key = normalize(plan.text)
+        key = entity_key(plan.text)
         exact = tuple(vault.titled(key))
         alias = tuple(path for path in vault.aliased(key) if path not in exact)
         if not exact and not alias and plan.corrections:
-            read = normalize(read_through(plan.text, plan.corrections))
+            read = entity_key(read_through(plan.text, plan.corrections))
             if read != key:
                 exact = tuple(vault.titled(read))
                 alias = tuple(path for path in vault.aliased(read) if path not in exact)
