@@ -9,12 +9,13 @@ import os
 import shutil
 import threading
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from engine.catalog import Catalog, NoteRow
-from engine.channels.base import ChannelAnswer, ChannelContext
+from engine.channels.base import ChannelAnswer, ChannelContext, ChannelReading
 from engine.channels.bm25 import BUCKET_CHARS, BulkScorer, SegmentCache
 from engine.config import FulltextConfig
 from engine.entities import displayed_text
@@ -92,6 +93,14 @@ def _schema() -> Any:
         tags=fields.TEXT(analyzer=analyzer, phrase=False),
         body=fields.TEXT(analyzer=analyzer, phrase=False),
     )
+
+
+@dataclass(frozen=True)
+class FulltextReading(ChannelReading):
+    """What the full text read from a query beside its hits."""
+
+    # The index terms the word still being typed was searched as (its expansions).
+    prefix_terms: tuple[str, ...] = ()
 
 
 class FulltextChannel:
@@ -238,7 +247,7 @@ class FulltextChannel:
                 )
                 for rank, doc in enumerate(scorer.search(clauses, limit, allowed), start=1)
             ]
-            return ChannelAnswer(hits=tuple(hits), prefix_terms=tuple(expansions))
+            return ChannelAnswer(hits=tuple(hits), reading=FulltextReading(prefix_terms=tuple(expansions)))
 
     def corrections(
         self, words: Sequence[str], prefix: str | None = None, known: Callable[[], Mapping[str, int]] = dict

@@ -15,7 +15,10 @@ from functools import lru_cache
 from typing import TypeVar
 
 from engine.catalog import Catalog, StoredChunk
-from engine.channels.base import Channel, ChannelAnswer
+from engine.channels.base import Channel, ChannelAnswer, reading_of
+from engine.channels.fulltext import FulltextReading
+from engine.channels.graph.walk import GraphReading
+from engine.channels.vectors import VectorReading
 from engine.config import EngineConfig, FusionConfig
 from engine.entities import EntityMatch
 from engine.folding import entity_key, fold_accents
@@ -402,23 +405,23 @@ class Searcher:
         exact = set(navigation.exact) if isinstance(navigation, NavigationRecord) else set()
         alias = set(navigation.alias) if isinstance(navigation, NavigationRecord) else set()
         hits = self._hits(plan, fused[:limit], answers, exact, alias, votes, scanned, deeper)
-        answer_notes = graph_answer.answer_notes if graph_answer is not None else frozenset()
+        graph_read = reading_of(graph_answer, GraphReading)
         kind = structure.kind if isinstance(structure, StructureRecord) else NO_KIND
         return SearchResults(
             query=raw,
             hits=hits,
             channels=statuses,
-            recognized_entities=graph_answer.recognized if graph_answer else (),
-            expanded_entities=graph_answer.expanded if graph_answer else (),
+            recognized_entities=graph_read.recognized,
+            expanded_entities=graph_read.expanded,
             named_because=plan.named_because,
             not_names=plan.not_names,
             total_ms=_ms(started),
-            answer_notes=answer_notes,
+            answer_notes=graph_read.answer_notes,
             asked_kind=kind,
             kind_hops=trace.hops,
             trace=trace,
             reading=reading,
-            clauses=answers["vectors"].clauses if "vectors" in answers else (),
+            clauses=reading_of(answers.get("vectors"), VectorReading).clauses,
             confident=_confident(hits, {*scanned, *(path for found in deeper.values() for path in found)}),
         )
 
@@ -684,7 +687,7 @@ class Searcher:
         for name, found in (deeper or {}).items():
             by_channel.setdefault(name, {}).update((path, hit) for path, hit in found.items() if path not in by_channel[name])
         graph_answer = answers.get("graph")
-        entity_stems = self._stems_of_names(graph_answer.recognized if graph_answer else ())
+        entity_stems = self._stems_of_names(reading_of(graph_answer, GraphReading).recognized)
         # Evidence speaks of content words: "who" or "while" matching is no reason to show.
         content = list(plan.content)
         typed = _typed_prefix(plan, answers)
@@ -989,13 +992,13 @@ def _typed_words(terms: Sequence[str], plan: QueryPlan, typed: TypedPrefix = NO_
 
 def _typed_prefix(plan: QueryPlan, answers: Mapping[ChannelName, ChannelAnswer]) -> TypedPrefix:
     """The word still being typed, as full text searched it (none when the query has no such word)."""
-    fulltext = answers.get("fulltext")
-    if not plan.prefix or fulltext is None or not fulltext.prefix_terms:
+    prefix_terms = reading_of(answers.get("fulltext"), FulltextReading).prefix_terms
+    if not plan.prefix or not prefix_terms:
         return NO_PREFIX
     complete = set(plan.complete_stems)
     return TypedPrefix(
         stems=frozenset(stem for stem in plan.stems if stem not in complete),
-        terms=frozenset(fulltext.prefix_terms),
+        terms=frozenset(prefix_terms),
     )
 
 
