@@ -12,7 +12,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from functools import lru_cache
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 from engine.catalog import Catalog, StoredChunk
 from engine.channels.base import Channel, ChannelAnswer, reading_of
@@ -26,7 +26,6 @@ from engine.kinds import NoteKinds
 from engine.lexicon import Lexicon
 from engine.query import GraphRequest, Planner, QueryPlan
 from engine.query.parse import query_without
-from engine.query.plan import Corrector
 from engine.query.words import QUERY_WORD
 from engine.records import (
     CHANNEL_NAMES,
@@ -50,7 +49,7 @@ from engine.search.evidence import (
     create_safety,
     normalized_name,
 )
-from engine.search.fallback import FlatScan, FuzzySearch
+from engine.search.fallback import FlatScan
 from engine.search.filters import FactsTable, PhraseMatcher, notes_meeting
 from engine.search.fusion import refuse, weighted_rrf
 from engine.search.grams import PhraseGrams
@@ -139,6 +138,40 @@ class TitleIndex:
         return list(dict.fromkeys(path for _, _, path in found))[:most]
 
 
+class TextLookups(Protocol):
+    """What the full-text channel lends the search beyond its hits (`FulltextChannel`)."""
+
+    def analyze(self, text: str) -> list[str]: ...
+
+    def term_weights(self, terms: Sequence[str]) -> dict[str, float]: ...
+
+    def notes_with(self, word: str) -> set[str]: ...
+
+    def corrections(
+        self, words: Sequence[str], prefix: str | None = ..., known: Callable[[], Mapping[str, int]] = ...
+    ) -> dict[str, tuple[str, str]]: ...
+
+    def word_being_typed(self, prefix: str, lexicon: Lexicon) -> str: ...
+
+    def fuzzy_search(self, words: Sequence[str], limit: int) -> list[tuple[str, tuple[str, ...]]]: ...
+
+
+class NameLookups(Protocol):
+    """What the graph channel lends the search beyond its hits (`GraphChannel`)."""
+
+    def entity_matches(self, text: str) -> Sequence[EntityMatch]: ...
+
+    def chunk_entities(self, chunks: Sequence[tuple[str, int]]) -> list[tuple[str, ...]]: ...
+
+    def relation(self, a: str, b: str) -> Relation | None: ...
+
+
+class VectorCount(Protocol):
+    """What the vector channel lends the search beyond its hits (`VectorChannel`)."""
+
+    def chunk_count(self) -> int: ...
+
+
 class Searcher:
     """Runs the channels concurrently on a thread pool and fuses their answers."""
 
@@ -148,22 +181,26 @@ class Searcher:
         channels: Mapping[ChannelName, Channel],
         config: EngineConfig,
         *,
-        stem: Callable[[str], list[str]] | None = None,
-        term_weights: Callable[[Sequence[str]], dict[str, float]] | None = None,
-        recognize: Callable[[str], Sequence[EntityMatch]] | None = None,
-        notes_with: Callable[[str], set[str]] | None = None,
-        correct: Corrector | None = None,
-        finish: Callable[[str, Lexicon], str] | None = None,
         lexicon: Lexicon,
-        chunk_entities: Callable[[Sequence[tuple[str, int]]], list[tuple[str, ...]]] | None = None,
-        fuzzy: FuzzySearch | None = None,
-        relation: Callable[[str, str], Relation | None] | None = None,
-        embedded_chunks: Callable[[], int] | None = None,
+        text: TextLookups | None = None,
+        names: NameLookups | None = None,
+        vectors: VectorCount | None = None,
     ) -> None:
-        """`chunk_entities` gives the entity keys each (path, chunk ordinal) names (the graph's
-        chunk → entity edges); `fuzzy` is full text's search for terms one edit away;
-        `relation` the relation the graph names between two notes; `embedded_chunks` how
-        many chunks the vector channel holds (the vault's share it covers)."""
+        """`text` is what full text lends beyond its hits (stems, idf, the notes holding a
+        word, corrections, the word being typed, terms one edit away); `names` what the
+        graph lends (the entities a query names, those a chunk names, the relation between
+        two notes); `vectors` how many chunks the vector channel holds (the vault's share it
+        covers). Each is None when that channel is not there."""
+        stem = text.analyze if text is not None else None
+        term_weights = text.term_weights if text is not None else None
+        notes_with = text.notes_with if text is not None else None
+        correct = text.corrections if text is not None and config.fulltext.typo_correction else None
+        finish = text.word_being_typed if text is not None else None
+        fuzzy = text.fuzzy_search if text is not None else None
+        recognize = names.entity_matches if names is not None else None
+        chunk_entities = names.chunk_entities if names is not None else None
+        relation = names.relation if names is not None else None
+        embedded_chunks = vectors.chunk_count if vectors is not None else None
         self._catalog = catalog
         self._relation = relation
         self._chunk_entities = chunk_entities
