@@ -11,7 +11,7 @@ VAULT ?= sample_vault
 # Run a command quietly into a log; on failure show the log's end and stop. $(1): the log.
 QUIET = >>$(1) 2>&1 || { printf 'cairn: that failed; the end of %s:\n' '$(1)'; tail -n 30 '$(1)'; exit 1; }
 
-.PHONY: run test lint typecheck unit eval bench clean
+.PHONY: run test lint typecheck unit quality eval bench clean
 
 $(STAMP): pyproject.toml
 	@mkdir -p $(VENV) && : > $(LOG)
@@ -43,8 +43,13 @@ typecheck: $(STAMP)
 	@$(BIN)/mypy $(call QUIET,$(TEST_LOG))
 
 unit: $(STAMP)
-	@echo "cairn: tests (pytest; about ten minutes)"
-	@$(BIN)/python -m pytest -q
+	@echo "cairn: tests (pytest; a few minutes)"
+	@$(BIN)/python -m pytest -q -m "not quality"
+
+## The retrieval quality floors on the dataset vaults (real model; longer).
+quality: $(STAMP)
+	@echo "cairn: quality floors on the dataset vaults (pytest -m quality)"
+	@$(BIN)/python -m pytest -q -m quality
 
 eval: $(STAMP)
 	$(BIN)/engine eval --vault ../shared/datasets/brainbench/vault --queries ../shared/datasets/brainbench/queries.tsv --qrels ../shared/datasets/brainbench/qrels.tsv --index-dir /tmp/cairn-eval-brainbench

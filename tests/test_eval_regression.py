@@ -18,9 +18,11 @@ DATA = ROOT / "tests" / "data"
 BRAINBENCH = ROOT.parent / "shared" / "datasets" / "brainbench"
 
 # Floors sit a little under the numbers measured with the default configuration
-# (docs/QUALITY.md); a change that drops below one is a quality regression.
+# (docs/QUALITY.md); a change that drops below one is a quality regression. The margin is
+# about one query's worth, enough for the small differences between processors (AVX2 and
+# AVX-512 VNNI embed to a lowest cosine of 0.999 with the 7-bit model, docs/QUALITY.md).
 SAMPLE_FLOORS = {"nDCG@10": 0.915, "R@5": 0.94, "MRR": 0.93}
-BRAINBENCH_FLOORS = {"nDCG@10": 0.905, "R@5": 0.945, "MRR": 0.89}
+BRAINBENCH_FLOORS = {"nDCG@10": 0.89, "R@5": 0.94, "MRR": 0.875}
 BRAINBENCH_RELATIONAL_FLOORS = {"nDCG@10": 0.96, "R@5": 0.99, "MRR": 0.95}
 # "Who invested in X?": the investor, not the founder (a pair keeps every relation it is named by).
 BRAINBENCH_INVESTED_FLOORS = {"nDCG@10": 0.94, "R@5": 0.97, "MRR": 0.92}
@@ -35,11 +37,11 @@ OTHER_SETS = {
     ),
     "hotpotqa-sample": (
         DATASETS / "hotpotqa-sample" / "queries.tsv", DATASETS / "hotpotqa-sample" / "qrels.tsv", 71,
-        {"nDCG@10": 0.88, "R@5": 0.94, "MRR": 0.91},
+        {"nDCG@10": 0.88, "R@5": 0.92, "MRR": 0.91},
     ),
     "musique-sample": (
         DATASETS / "musique-sample" / "queries.tsv", DATASETS / "musique-sample" / "qrels.tsv", 64,
-        {"nDCG@10": 0.78, "R@5": 0.79, "MRR": 0.92},
+        {"nDCG@10": 0.77, "R@5": 0.77, "MRR": 0.93},
     ),
 }
 # The query syntax, filters and typo set (tests/data/syntax_queries.tsv), and the words cut
@@ -133,12 +135,15 @@ def test_sample_vault_quality(
 
 
 def _assert_fusion_guard(report: dict[str, object]) -> None:
-    """The hybrid at least as good as plain RRF k=60 of the same lists, and better than any
-    channel alone, on R@5, MRR and nDCG@10."""
+    """The hybrid at least as good as plain RRF k=60 of the same lists, give or take one
+    query (two near-equal notes swapping first and second place on one query moves MRR by
+    1/2n), and better than any channel alone, on R@5, MRR and nDCG@10."""
     hybrid, naive, channels = report["hybrid"], report["naive_rrf"], report["channels"]
     assert isinstance(hybrid, dict) and isinstance(naive, dict) and isinstance(channels, dict)
+    queries = report["queries"]
+    assert isinstance(queries, int) and queries > 0
     for metric in ("R@5", "MRR", "nDCG@10"):
-        assert hybrid[metric] >= naive[metric], (metric, hybrid, naive)
+        assert hybrid[metric] >= naive[metric] - 1 / queries, (metric, hybrid, naive)
         assert hybrid[metric] > max(c[metric] for c in channels.values()), (metric, hybrid, channels)
 
 
@@ -274,7 +279,7 @@ def test_refusing_the_trace_reproduces_the_search(sample_eval_dirs: tuple[Path, 
                 assert refused == [hit.path for hit in alone.hits], (text, name)
 
 
-@pytest.mark.slow
+@pytest.mark.quality
 def test_brainbench_quality(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     if not BRAINBENCH.is_dir():
         pytest.skip("the shared datasets are not present")
@@ -310,7 +315,7 @@ def test_brainbench_quality(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     _assert_fusion_guard(typed)
 
 
-@pytest.mark.slow
+@pytest.mark.quality
 @pytest.mark.parametrize("name", sorted(OTHER_SETS))
 def test_other_sets_quality(name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Floors under the measured numbers (docs/QUALITY.md), and the fusion guard: the hybrid

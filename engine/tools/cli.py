@@ -130,8 +130,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     search = add(
         "search",
-        "Search the vault; each hit says why it was found. A query that starts with - goes after --: "
-        "engine search VAULT -- -draft notes",
+        "Search the vault; each hit says why it was found. A query may start with - (an exclusion: "
+        "engine search VAULT -draft notes); after -- nothing is read as an option",
     )
     vault_args(search)
     search.add_argument("query", nargs="+", help="the query (several words are one query)")
@@ -241,22 +241,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     return run_console(lambda: _main(argv))
 
 
-# Commands whose free text may start with `-` (an exclusion: `engine search VAULT -draft`).
+# Commands whose free text may start with `-` (an exclusion: `engine search VAULT -draft`),
+# and the short options they own, which stay options.
 _FREE_TEXT_COMMANDS = ("search", "context")
+_SHORT_OPTIONS = ("-h", "-l")
 
 
 def _free_text_arguments(argv: Sequence[str]) -> list[str]:
     """`argv` with a query that starts with `-` marked as text, not as an unknown option.
 
-    These commands have no short option but -h, so `-draft` or `-path:Archive` can only be
-    the query; argparse reads an argument holding a blank as a value, so one is put in front
+    These commands have no short option but -h and -l, so `-draft` or `-path:Archive` can
+    only be the query; argparse reads an argument holding a blank as a value, so one is put in front
     (the query parser drops it).
     """
     arguments = list(argv)
     if not arguments or arguments[0] not in _FREE_TEXT_COMMANDS:
         return arguments
     return [
-        f" {arg}" if index and arg.startswith("-") and not arg.startswith("--") and arg != "-h" and len(arg) > 1 else arg
+        f" {arg}" if index and arg.startswith("-") and not arg.startswith("--") and arg not in _SHORT_OPTIONS and len(arg) > 1 else arg
         for index, arg in enumerate(arguments)
     ]
 
@@ -476,7 +478,7 @@ def _question(args: argparse.Namespace) -> Ask:
     return Ask(
         "search",
         output=output,  # type: ignore[arg-type]
-        query=" ".join(args.query),
+        query=" ".join(args.query).strip(),
         limit=args.limit,
         explain=args.explain,
         raw=args.raw,

@@ -416,9 +416,10 @@ class _Views:
         try:
             report = await run_in_threadpool(self._why, request)
         except NoteNotFound as exc:  # a typo: offer the nearest notes, not an error page
-            query = request.query_params.get("q", "")
-            content = pages.why_missing_page(query, exc.name, exc.nearest)
-            return self._page(f"No note named {exc.name}", content, status=404, script="search.js")
+            query = brief(request.query_params.get("q", ""), MAX_MESSAGE_CHARS)
+            name = brief(exc.name, MAX_MESSAGE_CHARS)  # a pasted 100 KB name is not echoed whole
+            content = pages.why_missing_page(query, name, exc.nearest)
+            return self._page(f"No note named {name}", content, status=404, script="search.js")
         return self._page(f"Why {report.title}", pages.why_page(report))
 
     # -- API -----------------------------------------------------------------------
