@@ -5,19 +5,17 @@ from __future__ import annotations
 import bisect
 import functools
 import re
-import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import pairwise
 
+from engine.folding import LATIN_FOLDS, entity_key, path_form
 from engine.lexicon import Lexicon
 from engine.lexicon.en import ENGLISH
-from engine.names import one_form
 from engine.tokens import CJK_CLASS, has_cjk
 from engine.vault.links import MD_LINK, WIKILINK, shown_links
 
 __all__ = [
-    "LATIN_FOLDS",
     "OPENING",
     "STOP_WORDS",
     "TITLED",
@@ -27,12 +25,9 @@ __all__ = [
     "displayed_text",
     "extract_capitalized_words",
     "extract_names",
-    "fold_accents",
-    "fold_case",
     "identifier_like",
     "in_other_language",
     "is_title_word",
-    "normalize",
     "read_names",
 ]
 
@@ -131,68 +126,6 @@ def _cap_run(connectors: frozenset[str]) -> re.Pattern[str]:
 
 _URL_TAIL = ".,;:!?'\"”’)"
 _PHRASE = 2  # the mark of text a capitalised phrase claimed
-_END_PUNCT = "".join(sorted(set("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~“”‘’«»„‚…–—·•¡¿")))
-
-
-def _latin_folds() -> dict[int, str]:
-    """Accented Latin letters → their base letter (é → e, Å → A); other scripts untouched."""
-    folds: dict[int, str] = {}
-    for code in range(0xC0, 0x250):
-        parts = unicodedata.normalize("NFKD", chr(code))
-        if len(parts) > 1 and parts[0].isascii() and all(unicodedata.combining(c) for c in parts[1:]):
-            folds[code] = parts[0]
-    return folds
-
-
-# "Jose Alvarez" names José Álvarez: people type names without their accents. Only Latin
-# letters fold; kana keep their voicing marks (げ is not け).
-_FOLDS = LATIN_FOLDS = _latin_folds()
-# The same folds as a pattern: a text with a few accents is scanned in C, not read a
-# character at a time by `str.translate` (about 60 ns a character).
-_FOLDABLE = re.compile("[" + "".join(re.escape(chr(code)) for code in sorted(_FOLDS)) + "]")
-
-
-def fold_accents(text: str) -> str:
-    """`text` with accented Latin letters replaced by their base letters (the full text folds the same)."""
-    if text.isascii():
-        return text
-    return _FOLDABLE.sub(lambda m: _FOLDS[ord(m.group())], text)
-
-
-def _latin1_case_folds() -> tuple[bytes, tuple[bytes, ...]]:
-    """A byte table taking each Latin-1 character to `fold_accents(c.casefold())`, and the
-    characters it cannot take: those folding to more than one character or out of Latin-1
-    (ß is "ss", µ is Greek μ)."""
-    table = bytearray(range(256))
-    unfoldable = []
-    for code in range(256):
-        folded = fold_accents(chr(code).casefold())
-        if len(folded) == 1 and ord(folded) <= 0xFF:
-            table[code] = ord(folded)
-        else:
-            unfoldable.append(bytes([code]))
-    return bytes(table), tuple(unfoldable)
-
-
-_LATIN1_CASE_FOLDS, _LATIN1_UNFOLDABLE = _latin1_case_folds()
-
-
-def fold_case(text: str) -> str:
-    """`fold_accents(text.casefold())`: case and Latin accents folded, as phrases and
-    prefixes are compared. Text of Latin-1 characters alone (most European notes) is folded
-    by one byte table: 3.4 MB of accented notes in 6 ms, against 46 ms for `str.casefold`
-    and the accent pattern."""
-    if text.isascii():
-        return text.lower()
-    try:
-        raw = text.encode("latin-1")
-    except UnicodeEncodeError:
-        return fold_accents(text.casefold())
-    if any(char in raw for char in _LATIN1_UNFOLDABLE):  # a byte each: found by memchr
-        return fold_accents(text.casefold())
-    return raw.translate(_LATIN1_CASE_FOLDS).decode("latin-1")
-
-
 # Query and dictionary tokens: word characters with inner `.`, `-`, `'` (config.yaml, e-mail);
 # each Han, kana or Hangul character is a token of its own, as those scripts put no space
 # between words: the title "ホーム画面" is then found inside "ホーム画面の設定を変更する".
@@ -204,13 +137,6 @@ def displayed_text(body: str) -> str:
     """A note body as a reader sees it: links reduced to their displayed text (a wikilink's
     display, else its target's name)."""
     return shown_links(body, lambda parts: parts.display or parts.target.rsplit("/", 1)[-1])
-
-
-def normalize(name: str) -> str:
-    """Entity key for a name: one Unicode form (NFC), casefolded, accents folded, whitespace
-    collapsed, punctuation stripped at the ends."""
-    name = one_form(name)
-    return " ".join(name.casefold().translate(_FOLDS).split()).strip(_END_PUNCT).strip()
 
 
 def _possessive(word: str) -> bool:
@@ -282,7 +208,7 @@ def read_names(text: str, lexicon: Lexicon = ENGLISH, *, foreign: bool | None = 
     place: dict[str, int] = {}
     names: list[tuple[str, int]] = []
     for _, name, evidence in found:
-        key = normalize(name)
+        key = entity_key(name)
         if not key:
             continue
         seen = place.get(key)
@@ -797,7 +723,7 @@ class EntityMatch:
 
 
 def _token_key(token: str) -> str:
-    return token.casefold().translate(_FOLDS).replace("’", "'")
+    return token.casefold().translate(LATIN_FOLDS).replace("’", "'")
 
 
 def _gap_key(gap: str) -> str:
@@ -832,11 +758,11 @@ def _entry_key(surface: str) -> tuple[str, str | None]:
     A name is keyed in one Unicode form (NFC): a heading written on macOS spells "é" as "e"
     and a combining accent, and a query types it as one character."""
     surface = surface.strip()
-    surface = one_form(surface)
+    surface = path_form(surface)
     if "  " not in surface and surface.replace(" ", "").isalnum() and not has_cjk(surface):
         # Fast path for the common "Word Word" surface (str.isalnum is \w minus "_",
         # so tokenising would split it at the spaces only): the key is the folded casefold.
-        return surface.casefold().translate(_FOLDS), (None if " " in surface else surface)
+        return surface.casefold().translate(LATIN_FOLDS), (None if " " in surface else surface)
     return _surface_key(surface)
 
 

@@ -26,13 +26,8 @@ from engine.channels.base import Channel, VectorIndex
 from engine.chunking import CHUNKER_VERSION, chunk_note
 from engine.config import EngineConfig
 from engine.embedder import Embedder, Vectors, parallel_batches_of
-from engine.entities import (
-    TITLED,
-    extract_capitalized_words,
-    in_other_language,
-    normalize,
-    read_names,
-)
+from engine.entities import TITLED, extract_capitalized_words, in_other_language, read_names
+from engine.folding import entity_key
 from engine.lexicon import lexicon_for
 from engine.notes import remove_stale_temps
 from engine.records import Chunk, NoteInfo, ParsedNote, Progress, ReindexReport, SkippedFile
@@ -587,7 +582,7 @@ def _prepare(item: _Unparsed, max_words: int, overlap_words: int, language: str 
         names = read_names(chunk.text, lexicon, foreign=foreign)
         mentions.extend((chunk.ordinal, name, evidence) for name, evidence in names)
         # Single capitalised words become edges only where they are a note's title (graph).
-        named = {normalize(name) for name, _evidence in names}
+        named = {entity_key(name) for name, _evidence in names}
         mentions.extend(
             (chunk.ordinal, word, TITLED)
             for word in extract_capitalized_words(chunk.text, lexicon)

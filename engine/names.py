@@ -8,7 +8,6 @@ every one-line listing of paths and can drive the terminal that prints them.
 from __future__ import annotations
 
 import re
-import unicodedata
 
 _NOT_UTF8 = re.compile("[\ud800-\udfff]")
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
@@ -77,9 +76,3 @@ def printable_path(path: str) -> str:
         else:
             out.append(char)
     return "".join(out)
-
-
-def one_form(text: str) -> str:
-    """`text` in one Unicode form (NFC): a name written on macOS spells "é" as "e" and a
-    combining accent, one typed elsewhere as one character; both read the same here."""
-    return text if text.isascii() else unicodedata.normalize("NFC", text)

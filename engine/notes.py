@@ -11,27 +11,74 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import dataclasses
 import datetime
 import difflib
 import errno
 import fcntl
 import hashlib
+import json
+import logging
 import os
 import posixpath
 import re
 import secrets
+import sqlite3
 import stat
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
-from engine.errors import EncodingMismatch, NoteExists, NoteNotEditable, NoteNotSaved, UnsafePath
-from engine.names import has_hidden_control, one_form, printable_path
-from engine.records import NoteText, TextFormat
-from engine.vault import SAVE_TEMP, NoteUnreadable, decode_note, link_spans, read_note_bytes
+from engine.errors import (
+    CairnError,
+    EncodingMismatch,
+    IndexLocked,
+    NoteExists,
+    NoteNotEditable,
+    NoteNotFound,
+    NoteNotSaved,
+    SaveConflict,
+    UnsafePath,
+)
+from engine.folding import path_form
+from engine.names import brief, has_hidden_control, printable_path
+from engine.records import (
+    Heading,
+    LinkingNote,
+    LinkUpdate,
+    NoteSection,
+    NoteText,
+    NoteView,
+    ReindexReport,
+    RenameResult,
+    SaveResult,
+    SkippedFile,
+    TextFormat,
+    VaultEntry,
+)
+from engine.vault import (
+    SAVE_TEMP,
+    DecodedNote,
+    LinkResolver,
+    NoteUnreadable,
+    decode_note,
+    link_spans,
+    read_note_bytes,
+    scan_vault,
+)
+from engine.vault.files import file_kind
+from engine.vault.parse import parse_note
+from engine.vault.sections import note_section
+
+if TYPE_CHECKING:
+    from engine.catalog import Catalog
+    from engine.config import EngineConfig
+
+log = logging.getLogger("cairn.engine")
 
 NAME_MAX_BYTES = 255
 TEMP_PREFIX = ".cairn-save-"
@@ -666,11 +713,11 @@ def twin_name(target: Path) -> str | None:
     name = target.name
     if name.isascii():
         return None
-    key = one_form(name)
+    key = path_form(name)
     try:
         with os.scandir(target.parent) as entries:
             for entry in entries:
-                if entry.name != name and not entry.name.isascii() and one_form(entry.name) == key:
+                if entry.name != name and not entry.name.isascii() and path_form(entry.name) == key:
                     return entry.name
     except OSError:
         return None
@@ -793,3 +840,422 @@ def retarget_text(text: str, source: str, targets: frozenset[str], retarget: Ret
         return text, 0
     pieces.append(text[last:])
     return "".join(pieces), changed
+
+
+# ---------------------------------------------------------------------------
+# Note transactions on an open index
+# ---------------------------------------------------------------------------
+
+
+class OpenIndex(Protocol):
+    """What note transactions need of the open index (engine/session.py): its catalog, and a
+    reindex of what they changed."""
+
+    @property
+    def vault(self) -> Path: ...
+
+    @property
+    def config(self) -> EngineConfig: ...
+
+    @property
+    def temp_dir(self) -> Path: ...
+
+    @property
+    def catalog(self) -> Catalog: ...
+
+    def prefer(self, path: str) -> None: ...
+
+    def reindex(self, paths: Iterable[str] | None = None) -> ReindexReport: ...
+
+
+class NoteFiles:
+    """A vault's note files as the façade reads and changes them: paths checked against the
+    vault, saves compared with what the editor loaded, creates, renames whose link updates
+    are all written or none, the trash; each change reindexed after it is on disk.
+    """
+
+    def __init__(self, index: OpenIndex) -> None:
+        self._index = index
+
+    def not_indexed(self, path: str) -> NoteNotFound:
+        """The error for a note the index lacks, saying why when the last reindex skipped its file
+        (too large, binary, unreadable …): a note list shows every note file, skipped ones too."""
+        reason = next((skipped.reason for skipped in self._index.catalog.skipped() if skipped.path == path), "")
+        return NoteNotFound(f"{path} (not indexed: {reason})" if reason else path)
+
+    def resolve_path(self, path: str) -> Path:
+        """The absolute file of a vault-relative path, refusing anything outside the vault.
+
+        Raises:
+            UnsafePath: the path escapes the vault (.., absolute, symlink out).
+        """
+        if not path or path.startswith(("/", "\\")) or "\x00" in path:
+            raise UnsafePath(f"not a vault path: {path!r}")
+        try:
+            candidate = (self._index.vault / path).resolve()
+        except (RuntimeError, OSError) as exc:  # a symlink loop, a name too long …
+            raise UnsafePath(f"{path!r} cannot be resolved: {exc}") from exc
+        if not candidate.is_relative_to(self._index.vault):
+            raise UnsafePath(f"{path!r} points outside the vault")
+        return candidate
+
+    def _entry_path(self, path: str) -> Path:
+        """The directory entry of a vault path, a symlink itself rather than what it points to:
+        moving or trashing a note that is a link moves the link (checked like `resolve_path`)."""
+        self.resolve_path(path)
+        try:
+            folder = (self._index.vault / path).parent.resolve()
+        except (RuntimeError, OSError) as exc:
+            raise UnsafePath(f"{path!r} cannot be resolved: {exc}") from exc
+        entry = folder / posixpath.basename(path.replace("\\", "/"))
+        if not entry.is_relative_to(self._index.vault) or entry == self._index.vault:
+            raise UnsafePath(f"{path!r} points outside the vault")
+        return entry
+
+    def note(self, path: str) -> NoteView:
+        """A note's catalog record, current text on disk and resolved links.
+
+        Raises:
+            NoteNotFound: the note is not indexed.
+        """
+        info = self._index.catalog.note_info(path)
+        if info is None:
+            raise self.not_indexed(path)
+        self._index.prefer(path)  # the notes a user reads get their vectors first
+        body = self._index.catalog.note_body(path)
+        text = self.current_text(path)
+        links = tuple((row.link, row.resolved) for row in self._index.catalog.links_from(path))
+        same = tuple(p for p in self._index.catalog.paths_titled(info.title) if p != path)
+        return NoteView(
+            info=info, text=text, body_line_offset=body.line_offset if body else 0, links=links, same_title=same
+        )
+
+    def current_text(self, path: str) -> str:
+        """A note's text on disk now (LF), else as it was indexed."""
+        try:
+            return self.read_note(path).text
+        except (CairnError, OSError):
+            body = self._index.catalog.note_body(path)
+            return "\n" * body.line_offset + body.text if body else ""
+
+    def section(self, path: str, *, heading: str | None = None, block: str | None = None) -> NoteSection | None:
+        """A part of a note as an embed shows it: the body, the section under `heading`, or block `block`.
+
+        The text is the note's on disk now, cut at a line when long (`truncated`); `line`
+        is where it starts, which is where a heading or block link opens the note.
+
+        Returns:
+            The section, or None when the note is not indexed or has no such heading or block.
+        """
+        info = self._index.catalog.note_info(path)
+        if info is None:
+            return None
+        links = tuple((row.link, row.resolved) for row in self._index.catalog.links_from(path))
+        return note_section(path, info.title, self.current_text(path), heading=heading, block=block, links=links)
+
+
+    def notes(self) -> list[tuple[str, str]]:
+        """(path, title) of every indexed note, sorted by path."""
+        return [(path, title) for path, title, _aliases in self._index.catalog.note_names()]
+
+    def note_files(self) -> list[tuple[str, str]]:
+        """(path, title) of every note in the vault, indexed or not yet, sorted by path.
+
+        A note the index does not hold yet (a first index is still reading the vault)
+        is titled by its file name; the scan costs a walk of the vault's folders.
+        """
+        indexed = dict(self.notes())
+        try:
+            found = scan_vault(self._index.vault, self._index.config.excludes).notes
+        except CairnError:
+            found = ()
+        for file in found:
+            indexed.setdefault(file.path, posixpath.splitext(posixpath.basename(file.path))[0])
+        return sorted(indexed.items())
+
+    def vault_files(self) -> list[VaultEntry]:
+        """Every note (titled, indexed or not yet) and every attachment of the vault, sorted by path."""
+        indexed = dict(self.notes())
+        try:
+            scan = scan_vault(self._index.vault, self._index.config.excludes)
+            found, attachments = scan.notes, scan.attachments
+        except CairnError:
+            found, attachments = (), tuple(json.loads(self._index.catalog.get_meta("attachments") or "[]"))
+        for file in found:
+            indexed.setdefault(file.path, posixpath.splitext(posixpath.basename(file.path))[0])
+        entries = [VaultEntry(path, title) for path, title in indexed.items()]
+        entries.extend(VaultEntry(path, posixpath.basename(path), file_kind(path)) for path in attachments)
+        return sorted(entries, key=lambda entry: entry.path)
+
+    def outline(self, path: str) -> list[Heading]:
+        """A note's headings as it is on disk now (level, text, line), in order: what an outline lists."""
+        return list(parse_note(path, self.current_text(path)).headings)
+
+    def read_note(self, path: str) -> NoteText:
+        """A note's text for editing: LF newlines, decoded as the indexer reads it, with its sha.
+
+        A path with no file yet reads as an empty note whose sha is None.
+
+        Raises:
+            UnsafePath: the path is outside the vault.
+            NoteNotEditable: the file cannot be edited as text (binary, too large, unreadable).
+        """
+        text = read_text(path, self.resolve_path(path), self._index.config.max_file_bytes)
+        self._index.prefer(path)  # a note being edited gets its vectors first
+        return text
+
+    def save_note(self, path: str, text: str, *, expected_sha: str | None, as_utf8: bool = False) -> SaveResult:
+        """Write a note atomically, keeping its encoding and line endings, then reindex it.
+
+        Args:
+            path: vault-relative path of a `.md` note.
+            text: the full new content (any line endings; each unchanged line keeps its own).
+            expected_sha: the sha of the bytes the editor loaded (`NoteText.sha`), or
+                None to create a note that must not exist yet. Compared and replaced
+                under one lock shared by every process that saves through Cairn.
+            as_utf8: store the note as UTF-8 from now on (when its own encoding
+                cannot hold the new text).
+
+        Returns:
+            The new sha and whether the index took the note in (with warnings when
+            not: another process holds the index, the note is too large, the index's
+            disk is full …). The note is saved either way.
+
+        Raises:
+            SaveConflict: the file changed on disk since it was loaded (or exists, for a create).
+            NoteNotSaved: nothing was written (full disk, read-only vault, encoding …).
+            UnsafePath: the path is outside the vault or not a Markdown note.
+        """
+        target = self._note_target(path)
+        with save_lock(target, create_folder=expected_sha is None):
+            current = current_bytes(target)
+            current_sha = content_sha(current) if current is not None else None
+            if expected_sha is None and current is None and (twin := twin_name(target)):
+                raise SaveConflict(f"{path} already exists, as {twin!r} (the same name in another Unicode form)")
+            if current_sha != expected_sha:
+                if expected_sha is None:
+                    raise SaveConflict(f"{path} already exists", current_sha)
+                what = "was deleted" if current is None else "changed on disk"
+                raise SaveConflict(f"{path} {what} since it was opened", current_sha)
+            stored = decoded(path, current)
+            fmt = stored.format if stored else TextFormat()
+            if as_utf8:
+                fmt = dataclasses.replace(fmt, codec="utf-8", bom=b"")
+            payload = encode_text(text, fmt, stored.original if stored else None)
+            if payload != current:
+                write_bytes(target, payload, temp_dir=self._index.temp_dir)
+        return self._reindexed(path, content_sha(payload))
+
+    def create_note(self, folder: str, title: str, text: str | None = None) -> SaveResult:
+        """Create a note named `title` in `folder` (a title with '/' is a vault path).
+
+        The file name is the title with the characters Obsidian refuses replaced, cut to
+        the file system's 255 bytes; `text` defaults to a `# title` heading.
+
+        Raises:
+            NoteExists: a note is already there.
+            NoteNotSaved: nothing was written.
+        """
+        path = note_path(folder, title)
+        body = f"# {title.strip()}\n\n" if text is None else text
+        try:
+            return self.save_note(path, body, expected_sha=None)
+        except SaveConflict as exc:
+            raise NoteExists(str(exc)) from exc
+
+    def rename_note(self, old: str, name: str) -> RenameResult:
+        """Move note `old` to `name` (same folder unless `name` is a vault path) and reindex both.
+
+        Returns:
+            The new path and the notes whose links name `old` by its path (pass the
+            result to `update_links` to retarget them, once the user agrees); a link that
+            reaches the note by an alias or its title does so after the move too, and is
+            left alone.
+
+        Raises:
+            NoteNotFound: there is no file at `old`.
+            NoteExists: something is already at the new path.
+            NoteNotSaved: the move failed.
+        """
+        new = note_path(posixpath.dirname(old), name)
+        source = self._entry_path(old)
+        target = self._note_target(new)
+        if not source.is_file():
+            raise NoteNotFound(old)
+        # Only links that reach the note by its path (as Obsidian resolves them) name the
+        # old path; a link by an alias or the title still reaches the note after the move.
+        attachments = json.loads(self._index.catalog.get_meta("attachments") or "[]")
+        by_path = LinkResolver(((p, "", ()) for p, _title, _aliases in self._index.catalog.note_names()), attachments)
+        targets: dict[str, set[str]] = {}
+        counts: dict[str, int] = {}
+        for row in self._index.catalog.links_to(old):
+            if by_path.resolve(row.link.target, row.source) != old:
+                continue
+            targets.setdefault(row.source, set()).add(row.link.target)
+            counts[row.source] = counts.get(row.source, 0) + 1
+        with save_locks(source, target, create_folder=True):  # a save creating the new path waits
+            twin = twin_name(target)
+            if twin is not None and (target.parent / twin) != source:
+                raise NoteExists(f"{target.name} already exists, as {twin!r} (the same name in another Unicode form)")
+            move_file(source, target)
+        save = self._reindexed(new, file_sha(target) or "", also=(old,))
+        linking = tuple(
+            LinkingNote(new if source_path == old else source_path, tuple(sorted(found)), counts[source_path])
+            for source_path, found in sorted(targets.items())
+        )
+        return RenameResult(old, new, linking, save)
+
+    def update_links(self, renamed: RenameResult) -> LinkUpdate:
+        """Point the links to a renamed note at its new path: in every linking note, or in none.
+
+        Links are found with the indexer's grammar (nothing inside code changes); each
+        note keeps its encoding and line endings. If any note cannot be updated (it
+        changed meanwhile, cannot be read, cannot hold the text, the disk is full),
+        nothing is left changed and `untouched` says which and why.
+        """
+        names = [p for p, _title, _aliases in self._index.catalog.note_names()]
+        retarget = Retarget(renamed.old, renamed.new, wikilink_name(renamed.new, names))
+        planned: list[tuple[str, Path, bytes, bytes, int]] = []  # path, file, before, after, links
+        refused: list[SkippedFile] = []
+        for linking in renamed.linking:
+            try:
+                target = self.resolve_path(linking.path)
+                before = current_bytes(target)
+                if before is None:
+                    raise NoteNotFound(f"{linking.path} is gone")
+                stored = decoded(linking.path, before)
+                assert stored is not None
+                wanted = frozenset(t.strip().casefold() for t in linking.targets)
+                changed_text, links = retarget_text(stored.text, linking.path, wanted, retarget)
+                if links:
+                    after = encode_text(changed_text, stored.format, stored.original)
+                    planned.append((linking.path, target, before, after, links))
+            except (CairnError, OSError) as exc:
+                refused.append(SkippedFile(linking.path, problem(exc)))
+        if refused:
+            return LinkUpdate(renamed.new, untouched=tuple(refused))
+        written: list[tuple[Path, bytes, bytes]] = []
+        for path, target, before, after, _links in planned:
+            try:
+                with save_lock(target):
+                    if current_bytes(target) != before:
+                        raise SaveConflict(f"{path} changed on disk during the update")
+                    write_bytes(target, after, temp_dir=self._index.temp_dir)
+                written.append((target, before, after))
+            except CairnError as exc:
+                failed = [SkippedFile(path, problem(exc))]
+                failed.extend(self._restore(written))
+                return LinkUpdate(renamed.new, untouched=tuple(failed))
+        changed = tuple(p for p, *_ in planned)
+        self._reindexed(renamed.new, "", also=changed)
+        return LinkUpdate(renamed.new, sum(p[4] for p in planned), changed)
+
+    def _restore(self, written: list[tuple[Path, bytes, bytes]]) -> list[SkippedFile]:
+        """Put back the notes an update already wrote; those that changed again are named."""
+        problems: list[SkippedFile] = []
+        for target, before, after in reversed(written):
+            relative = target.relative_to(self._index.vault).as_posix()
+            try:
+                with save_lock(target):
+                    if current_bytes(target) != after:
+                        raise SaveConflict("changed on disk again; left as it is")
+                    write_bytes(target, before, temp_dir=self._index.temp_dir)
+            except CairnError as exc:
+                problems.append(SkippedFile(relative, f"updated and could not be put back: {exc}"))
+        return problems
+
+    def trash_note(self, path: str) -> str:
+        """Move a note to the vault's `.trash/` folder (as Obsidian does), never overwriting; drop it from the index.
+
+        Returns:
+            The vault path it now has under `.trash/`.
+        """
+        source = self._entry_path(path)
+        if not source.is_file():
+            raise NoteNotFound(path)
+        with save_lock(source):
+            moved = trash_path(path, lambda p: os.path.lexists(self._index.vault / p))
+            move_file(source, self._index.vault / moved)
+        self._reindexed(path, "")
+        return moved
+
+    def conflict_copy_path(self, path: str) -> str:
+        """A free sibling path to save a conflicting edit in: `Note (conflict 2026-03-04 101500).md`."""
+        return conflict_copy_path(path, lambda p: os.path.lexists(self._index.vault / p))
+
+    def _note_target(self, path: str) -> Path:
+        if not path.lower().endswith(".md"):
+            raise UnsafePath(f"only Markdown notes (.md) can be written: {path}")
+        target = self.resolve_path(path)
+        if target.is_dir():
+            raise UnsafePath(f"{brief(path)} is a folder, not a note")
+        for folder in target.parents:
+            if folder == self._index.vault:
+                break
+            if folder.exists() and not folder.is_dir():
+                # A note used as a folder ("A.md/b.md"): no write could succeed, and it is
+                # the path that is wrong, not the disk.
+                where = folder.relative_to(self._index.vault).as_posix()
+                raise UnsafePath(f"{brief(where)} is a file, not a folder: no note can go inside it")
+        return target
+
+    def _reindexed(self, path: str, sha: str, *, also: Sequence[str] = ()) -> SaveResult:
+        """Reindex what a file operation changed; the file is written whatever the index says."""
+        paths = list(dict.fromkeys((path, *also)))
+        try:
+            report = self._index.reindex(paths)
+        except IndexLocked as exc:
+            # Saved; the process that holds the index (e.g. `engine watch`) indexes it.
+            return SaveResult(path, sha, False, (f"saved; not indexed here: {exc}",))
+        except (CairnError, OSError, sqlite3.Error) as exc:
+            log.warning("saved %s but could not index it: %s", path, exc)
+            return SaveResult(path, sha, False, (f"saved, but the index could not be updated: {problem(exc)}",))
+        skipped = [s for s in report.skipped if s.path in paths]
+        warnings = tuple(f"saved, but not indexed: {s.reason}" for s in skipped)
+        return SaveResult(path, sha, not skipped, warnings, report)
+
+
+def current_bytes(target: Path) -> bytes | None:
+    """The bytes of a note file now, or None when there is none; never blocks on a FIFO."""
+    try:
+        fd = os.open(target, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise NoteNotSaved(f"{target.name} cannot be read: {exc.strerror or exc}") from exc
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise NoteNotSaved(f"{target.name} is not a regular file")
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            return handle.read()
+    except OSError as exc:
+        raise NoteNotSaved(f"{target.name} cannot be read: {exc.strerror or exc}") from exc
+    finally:
+        os.close(fd)
+
+
+def decoded(path: str, data: bytes | None) -> DecodedNote | None:
+    """A note's bytes decoded as the indexer reads them (None for no file)."""
+    if data is None:
+        return None
+    try:
+        return decode_note(data)
+    except NoteUnreadable as exc:
+        raise NoteNotSaved(f"{path} is not a text note ({exc.reason}); it was left as it is") from exc
+
+
+def wikilink_name(path: str, note_paths: Sequence[str]) -> str:
+    """What a wikilink to `path` writes: its name, or its path when another note has that name."""
+    without = path[:-3] if path.lower().endswith(".md") else path
+    stem = posixpath.basename(without)
+    same = [p for p in note_paths if posixpath.basename(p[:-3] if p.lower().endswith(".md") else p).casefold() == stem.casefold()]
+    return stem if all(p == path for p in same) else without
+
+
+
+def problem(exc: BaseException) -> str:
+    """An error's message with its title, for reports."""
+    title = getattr(exc, "title", "")
+    if isinstance(exc, OSError):
+        return exc.strerror or str(exc)
+    return f"{title}: {exc}" if title else str(exc)

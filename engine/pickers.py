@@ -13,7 +13,7 @@ import posixpath
 from collections.abc import Sequence
 
 from engine.catalog import NoteName
-from engine.entities import normalize
+from engine.folding import entity_key
 from engine.records import NoteChoice
 
 __all__ = ["choose_notes"]
@@ -48,14 +48,14 @@ def _how(key: str, name: str) -> str | None:
 
 def choose_notes(names: Sequence[NoteName], text: str, *, limit: int = 8) -> list[NoteChoice]:
     """The notes to offer for `text`, best first (see the module's docstring)."""
-    key = normalize(text.strip().removesuffix(".md"))[:_MAX_TYPED]
+    key = entity_key(text.strip().removesuffix(".md"))[:_MAX_TYPED]
     if not key or limit < 1:
         return []
     best: dict[str, tuple[int, int, str, str, str]] = {}
     for row in names:
         stem = posixpath.basename(row.path).removesuffix(".md")
         for written in (row.title, *row.aliases, stem):
-            how = _how(key, normalize(written))
+            how = _how(key, entity_key(written))
             if how is None:
                 continue
             rank = (_TIERS.index(how), len(written), row.title.casefold(), written, how)
@@ -76,10 +76,10 @@ def _nearest(names: Sequence[NoteName], key: str, count: int, taken: set[str]) -
         if row.path in taken:
             continue
         for name in (row.title, *row.aliases):
-            written.setdefault(normalize(name), (row.path, name))
+            written.setdefault(entity_key(name), (row.path, name))
             if " " not in key:
                 # One typed word is compared with each word of a longer name as well ("kikcoff", kickoff).
-                for word in normalize(name).split():
+                for word in entity_key(name).split():
                     if len(word) >= 4:
                         written.setdefault(word, (row.path, name))
     titles = {row.path: row.title for row in names}

@@ -28,7 +28,6 @@ __all__ = [
     "has_cjk",
     "is_cjk",
     "is_compound",
-    "normalize_text",
     "script_of",
     "words_of_term",
 ]
@@ -96,13 +95,6 @@ _SCRIPT_RANGES: tuple[tuple[int, int, Script], ...] = (
     (0xFB50, 0xFDFF, "arabic"),
     (0xFE70, 0xFEFF, "arabic"),
 )
-
-
-def normalize_text(text: str) -> str:
-    """NFKC: full-width Latin and half-width kana as their usual forms, accents composed."""
-    if text.isascii():
-        return text
-    return unicodedata.normalize("NFKC", text)
 
 
 def words_of_term(term: str) -> list[str]:

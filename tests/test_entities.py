@@ -15,8 +15,8 @@ from engine.entities import (
     extract_capitalized_words,
     extract_names,
     is_title_word,
-    normalize,
 )
+from engine.folding import entity_key
 
 # ---------------------------------------------------------------------------
 # extract_names
@@ -135,7 +135,7 @@ def test_extract_names_is_linear_in_the_number_of_names() -> None:
 
 
 # ---------------------------------------------------------------------------
-# normalize
+# entity_key
 # ---------------------------------------------------------------------------
 
 
@@ -153,7 +153,7 @@ def test_extract_names_is_linear_in_the_number_of_names() -> None:
     ],
 )
 def test_normalize(name: str, key: str) -> None:
-    assert normalize(name) == key
+    assert entity_key(name) == key
 
 
 # ---------------------------------------------------------------------------
@@ -318,9 +318,9 @@ def test_updated_dictionary_answers_like_a_fresh_build() -> None:
 def test_accents_fold_for_latin_letters_only() -> None:
     names = EntityDictionary([("José Álvarez", "note:jose"), ("現場（げんば）", "note:genba")])
     assert [m.entity_ids for m in names.recognize("what does Jose Alvarez own")] == [("note:jose",)]
-    assert normalize("Aschenbrödel") == "aschenbrodel" == normalize("Aschenbrodel")
+    assert entity_key("Aschenbrödel") == "aschenbrodel" == entity_key("Aschenbrodel")
     # Voicing marks are part of a kana, not an accent: げんば is not けんは.
-    assert normalize("げんば") != normalize("けんは")
+    assert entity_key("げんば") != entity_key("けんは")
 
 
 @pytest.mark.parametrize(

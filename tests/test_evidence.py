@@ -121,6 +121,6 @@ def test_snippets_asking_only_the_matchers_letters_equal_asking_every_word(tmp_p
 
 
 def _fold(text: str) -> str:
-    from engine.entities import fold_accents
+    from engine.folding import fold_accents
 
     return fold_accents(text)

@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 from ranking_support import hits, stage_context
 
 from engine.channels.base import ChannelAnswer
+from engine.channels.fulltext import FulltextReading
 from engine.config import FusionConfig
 from engine.query import QueryPlan
 from engine.records import FusionTrace, StageRecord
@@ -130,7 +131,7 @@ def test_a_hit_on_the_word_being_typed_votes_in_full() -> None:
     found = hits("a.md", "b.md", terms={"a.md": ("sync", "tombston"), "b.md": ("sync",)})
 
     def keyword_factors(prefix_terms: tuple[str, ...]) -> dict[str, float]:
-        answers = {"fulltext": ChannelAnswer(hits=found, prefix_terms=prefix_terms)}
+        answers = {"fulltext": ChannelAnswer(hits=found, reading=FulltextReading(prefix_terms=prefix_terms))}
         context = stage_context(plan, answers, term_weights=weights)  # type: ignore[arg-type]
         return CoverageStage().weigh(context).factors["fulltext"]
 

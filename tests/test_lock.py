@@ -151,7 +151,7 @@ def test_a_process_that_takes_over_from_a_killed_writer_catches_up_its_channels(
         with pytest.raises(KeyboardInterrupt):
             writer.reindex()
         monkeypatch.undo()
-        writer._lock.release()  # a killed process holds no lock
+        writer._session._lock.release()  # a killed process holds no lock
         assert follower.hold_writer()
         follower.reindex()
         fulltext = ("fulltext",)

@@ -252,7 +252,7 @@ def test_a_full_index_disk_after_the_write_is_a_warning_not_a_lost_save(small: E
     def full(*_args: object, **_kwargs: object) -> None:
         raise sqlite3.OperationalError("database or disk is full")
 
-    monkeypatch.setattr(small, "reindex", full)
+    monkeypatch.setattr(small._session, "reindex", full)
     result = small.save_note("Old.md", "# Old\n\nsaved anyway\n", expected_sha=note.sha)
     assert not result.indexed and "disk is full" in result.warnings[0]
     assert result.sha == notes.file_sha(small.vault / "Old.md")

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.entities import fold_accents, fold_case
+from engine.folding import fold_accents, fold_case
 from engine.search.filters import PhraseMatcher, phrase_key, text_has_phrase
 from engine.search.grams import _LAST_SPACE, PhraseGrams
 

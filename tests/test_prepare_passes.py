@@ -27,15 +27,15 @@ def test_changes_during_a_pass_ask_for_one_more_pass_not_one_each(sample_copy: P
                 state["active"] -= 1
 
         eng._searcher.prepare = prepare  # type: ignore[method-assign]
-        eng._prepare_in_background()
+        eng._session.prepare_in_background()
         assert started.wait(30)
         for _change in range(4):  # saves while the first pass runs
-            eng._prepare_in_background()
+            eng._session.prepare_in_background()
         release.set()
         for thread in [t for t in threading.enumerate() if t.name == "prepare-search"]:
             thread.join(30)
         assert state == {"calls": 2, "active": 0, "most_active": 1}
-        eng._prepare_in_background()  # a change after the passes ended starts a pass again
+        eng._session.prepare_in_background()  # a change after the passes ended starts a pass again
         for thread in [t for t in threading.enumerate() if t.name == "prepare-search"]:
             thread.join(30)
         assert state["calls"] == 3
@@ -57,11 +57,11 @@ def test_closing_stops_the_pass_and_waits_for_it(sample_copy: Path, tmp_path: Pa
     channels = eng._searcher._channels.values()
     for channel in channels:
         prepare = channel.prepare
-        channel.prepare = lambda prepare=prepare: (after_close.append(eng._closed), prepare())  # type: ignore[method-assign]
+        channel.prepare = lambda prepare=prepare: (after_close.append(eng._session._closed), prepare())  # type: ignore[method-assign]
     searcher_module.FactsTable = slow_facts  # type: ignore[assignment,misc]
     try:
         eng._searcher._facts = None
-        eng._prepare_in_background()
+        eng._session.prepare_in_background()
         assert inside.wait(30)
         eng.close()
         assert not [t for t in threading.enumerate() if t.name == "prepare-search" and t.is_alive()]

@@ -9,6 +9,7 @@ import pytest
 from ranking_support import MemoryVault, hits, stage_context
 
 from engine.channels.base import ChannelAnswer
+from engine.channels.graph.walk import GraphReading
 from engine.config import EngineConfig, FusionConfig, NamesConfig, SearchConfig, StructureConfig
 from engine.entities import displayed_text
 from engine.kinds import NoteKinds
@@ -95,13 +96,13 @@ def _structured(answers: dict[str, ChannelAnswer], query: str, **config: object)
 
 
 def test_a_relation_question_answered_over_a_written_link_boosts_the_graph() -> None:
-    graph = ChannelAnswer(hits=tuple(replace(h, graph_path=("Acme", "Kate"), graph_relation="linked from") for h in hits("kate")), recognized=("Acme",))
+    graph = ChannelAnswer(hits=tuple(replace(h, graph_path=("Acme", "Kate"), graph_relation="linked from") for h in hits("kate")), reading=GraphReading(recognized=("Acme",)))
     record = _structured({"graph": graph, "fulltext": ChannelAnswer(hits=hits("meeting", "kate"))}, "Who invested in Acme Robotics?")
     assert record.weights == {"graph": 5.0}
     trace = FusionTrace(rankings={"fulltext": ("meeting", "x", "y", "kate"), "vectors": ("meeting",), "graph": ("kate",)}, stages=(record,))
     assert refuse(trace, FusionConfig(k=10))[0][0] == "kate"
     assert refuse(trace, FusionConfig(k=10), off=("structure",))[0][0] == "meeting"
-    co = ChannelAnswer(hits=tuple(replace(h, graph_path=("Acme", "Kate"), graph_relation="co-occurs") for h in hits("kate")), recognized=("Acme",))
+    co = ChannelAnswer(hits=tuple(replace(h, graph_path=("Acme", "Kate"), graph_relation="co-occurs") for h in hits("kate")), reading=GraphReading(recognized=("Acme",)))
     assert _structured({"graph": co}, "Who invested in Acme Robotics?").weights == {}
 
 
@@ -170,8 +171,7 @@ def test_graph_votes_for_the_asked_for_kind_count_fully() -> None:
             replace(hits("people/mia.md")[0], graph_path=("Launch Night L7", "Mia")),
             replace(hits("meetings/w31.md")[0], rank=2, graph_path=("Launch Night L7", "Mia", "W31")),
         ),
-        recognized=("Launch Night L7",),
-        answer_notes=frozenset({"people/mia.md"}),
+        reading=GraphReading(recognized=("Launch Night L7",), answer_notes=frozenset({"people/mia.md"})),
     )
     record = _structured({"graph": graph}, "Who attended Launch Night L7?", answer_kind_factor=0.5)
     assert record.factors["graph"] == {"meetings/w31.md": 0.5}
@@ -181,7 +181,7 @@ def _names(plan: QueryPlan, rankings: dict[str, list[str]], config: NamesConfig)
     reached = {"meetings/w30.md": ("Launch Night L7",), "people/mia.md": ("Launch Night L7", "Mia")}
     graph = ChannelAnswer(
         hits=tuple(replace(h, graph_path=reached[h.path]) for h in hits(*rankings["graph"])),
-        recognized=("Launch Night L7",),
+        reading=GraphReading(recognized=("Launch Night L7",)),
     )
     answers = {"graph": graph, **{name: ChannelAnswer(hits=hits(*paths)) for name, paths in rankings.items() if name != "graph"}}
     engine = EngineConfig(fusion=FusionConfig(names=config))

@@ -81,11 +81,11 @@ def test_a_note_indexed_since_the_last_keystroke_is_offered(engine: Engine) -> N
 
 def test_preparing_for_typing_folds_the_names_before_the_first_bracket(engine: Engine) -> None:
     engine.prepare_for_typing(wait=True)
-    cached = engine._names
+    cached = engine._session._names
     # The first keystroke finds the names folded for the catalog as it is, and keeps them.
     assert cached is not None and "_scored" in vars(cached[1])
     engine.complete_link("a")
-    assert engine._names is cached
+    assert engine._session._names is cached
 
 
 def test_a_note_named_twice_is_linked_by_its_path(engine: Engine) -> None:

@@ -29,7 +29,7 @@ class SlowEmbedder(HashEmbedder):
         self.batches += 1
         if self.batches == 2 and self.engine is not None:
             deadline = time.monotonic() + 120
-            while not self.engine._writers_waiting() and time.monotonic() < deadline:
+            while not self.engine._session.writers_waiting() and time.monotonic() < deadline:
                 time.sleep(0.01)  # polling a condition, not waiting for time to pass
         return super().embed(texts)
 

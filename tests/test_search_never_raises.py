@@ -206,8 +206,8 @@ def test_a_failing_refresh_still_answers(vaults: dict[str, Engine], monkeypatch:
     def broken() -> bool:
         raise OSError("segment vanished")
 
-    monkeypatch.setattr(engine, "_catch_up", broken)
-    monkeypatch.setattr(engine, "_last_refresh_check", 0.0)
+    monkeypatch.setattr(engine._session, "_catch_up", broken)
+    monkeypatch.setattr(engine._session, "last_refresh_check", 0.0)
     results = engine.search("offline sync conflicts", as_you_type=False)
     assert results.hits
     assert any("segment vanished" in st.message for st in results.channels.values()), results.channels

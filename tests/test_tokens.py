@@ -9,7 +9,7 @@ from whoosh.analysis import CharsetFilter, StemmingAnalyzer
 
 from engine.channels.analysis import index_terms, query_terms
 from engine.channels.fulltext import analyze_text
-from engine.entities import LATIN_FOLDS
+from engine.folding import LATIN_FOLDS
 from engine.query import parse_query
 from engine.tokens import cjk_runs, compound_parts, script_of, words_of_term
 

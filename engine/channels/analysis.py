@@ -26,14 +26,13 @@ from typing import Any
 
 from whoosh.analysis import STOP_WORDS, Token, Tokenizer
 
-from engine.entities import LATIN_FOLDS
+from engine.folding import LATIN_FOLDS, typed_form
 from engine.tokens import (
     TERM,
     Script,
     cjk_runs,
     compound_parts,
     is_compound,
-    normalize_text,
     script_of,
     words_of_term,
 )
@@ -63,7 +62,7 @@ def _terms(text: str, *, query: bool) -> Iterator[str]:
     # A compound's parts are indexed at its first occurrence only: a part is then found,
     # and a text that repeats a compound is not made longer (BM25's length norm) by it.
     expanded: set[str] = set()
-    for match in TERM.finditer(normalize_text(text)):
+    for match in TERM.finditer(typed_form(text)):
         for word in words_of_term(match.group()):
             if is_compound(word):
                 whole = word.casefold().translate(LATIN_FOLDS)

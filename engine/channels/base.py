@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Collection, Iterable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from engine.records import ChannelHit, ChannelName, ChannelState
 
@@ -21,27 +21,31 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
+class ChannelReading:
+    """What one channel read from a query beside its hits, in that channel's own record
+    (the graph's `GraphReading`, the vectors' `VectorReading`, the full text's
+    `FulltextReading`): a new channel brings its own and adds no field to the others.
+    Every field has a default, so a channel that did not answer reads as its empty record."""
+
+
+@dataclass(frozen=True)
 class ChannelAnswer:
-    """A channel's hits for one query, plus how it fared."""
+    """A channel's hits for one query, plus how it fared and what it read (`reading`)."""
 
     hits: tuple[ChannelHit, ...]
     status: ChannelState = "ok"
     message: str = ""
-    recognized: tuple[str, ...] = ()
-    expanded: tuple[str, ...] = ()
-    # The query's clauses the vector channel searched beside it (`QueryPlan.clauses`).
-    clauses: tuple[str, ...] = ()
-    # Full text: the index terms the word still being typed was searched as (its expansions).
-    prefix_terms: tuple[str, ...] = ()
-    # The notes of the kind the question asks for (a who-question: people), if known.
-    answer_notes: frozenset[str] = frozenset()
-    # For a question that names a relation ("who invested in X"): the notes the vault
-    # joins to a named note by that relation, and those it joins by another one (founded).
-    in_relation: frozenset[str] = frozenset()
-    other_relation: frozenset[str] = frozenset()
-    # The graph's hits whose walk took its last step from another note (a note whose text
-    # names this one, or which it names), not from a bare name ("Breast Cancer"): hit → that note.
-    from_notes: Mapping[str, str] = field(default_factory=dict)
+    reading: ChannelReading | None = None
+
+
+R = TypeVar("R", bound=ChannelReading)
+
+
+def reading_of(answer: ChannelAnswer | None, kind: type[R]) -> R:
+    """The channel's own record in `answer`, or that record empty when the channel did not answer."""
+    if answer is not None and isinstance(answer.reading, kind):
+        return answer.reading
+    return kind()
 
 
 @dataclass(frozen=True)

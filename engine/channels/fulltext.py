@@ -9,20 +9,22 @@ import os
 import shutil
 import threading
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from engine.catalog import Catalog, NoteRow
-from engine.channels.base import ChannelAnswer, ChannelContext
+from engine.channels.base import ChannelAnswer, ChannelContext, ChannelReading
 from engine.channels.bm25 import BUCKET_CHARS, BulkScorer, SegmentCache
 from engine.config import FulltextConfig
-from engine.entities import displayed_text, fold_accents
+from engine.entities import displayed_text
 from engine.errors import IndexCorrupt
+from engine.folding import fold_accents, typed_form
 from engine.lexicon import Lexicon
 from engine.query import Query
 from engine.records import ChannelHit, ChannelName
-from engine.tokens import normalize_text, script_of
+from engine.tokens import script_of
 
 log = logging.getLogger("cairn.fulltext")
 
@@ -92,6 +94,14 @@ def _schema() -> Any:
         tags=fields.TEXT(analyzer=analyzer, phrase=False),
         body=fields.TEXT(analyzer=analyzer, phrase=False),
     )
+
+
+@dataclass(frozen=True)
+class FulltextReading(ChannelReading):
+    """What the full text read from a query beside its hits."""
+
+    # The index terms the word still being typed was searched as (its expansions).
+    prefix_terms: tuple[str, ...] = ()
 
 
 class FulltextChannel:
@@ -238,7 +248,7 @@ class FulltextChannel:
                 )
                 for rank, doc in enumerate(scorer.search(clauses, limit, allowed), start=1)
             ]
-            return ChannelAnswer(hits=tuple(hits), prefix_terms=tuple(expansions))
+            return ChannelAnswer(hits=tuple(hits), reading=FulltextReading(prefix_terms=tuple(expansions)))
 
     def corrections(
         self, words: Sequence[str], prefix: str | None = None, known: Callable[[], Mapping[str, int]] = dict
@@ -505,7 +515,7 @@ class FulltextChannel:
         own = self.analyze(prefix)
         if len(prefix) < self._config.prefix_min_chars:
             return own
-        lowered = fold_accents(normalize_text(prefix).casefold())
+        lowered = fold_accents(typed_form(prefix).casefold())
         start = lowered[:_BUCKET_CHARS]
         bucket = self._buckets.get(start)
         if bucket is None:
@@ -685,4 +695,4 @@ def _words_beginning(words: Sequence[str], prefix: str) -> list[str]:
 
 def _folded(word: str) -> str:
     """`word` as the language's word list spells it: normalised, lower case, no accents."""
-    return fold_accents(normalize_text(word).casefold())
+    return fold_accents(typed_form(word).casefold())

@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from engine.catalog import Catalog
-from engine.channels.base import ChannelAnswer, ChannelContext
+from engine.channels.base import ChannelAnswer, ChannelContext, ChannelReading
 from engine.channels.numbering import PathNumbers
 from engine.config import VectorConfig
 from engine.embedder import Embedder
@@ -29,6 +29,14 @@ from engine.storage import load_index_json, whole_numbers
 # fraction of an index of at least this many rows.
 _DELTA_MIN_BASE = 4096
 _DELTA_MAX_FRACTION = 0.1
+
+
+@dataclass(frozen=True)
+class VectorReading(ChannelReading):
+    """What the vector channel read from a query beside its hits."""
+
+    # The query's clauses it searched beside the whole query (`QueryPlan.clauses`).
+    clauses: tuple[str, ...] = ()
 
 
 class VectorChannel:
@@ -839,7 +847,8 @@ def _with_clauses(
                 best[hit.path] = ChannelHit(path=hit.path, score=score, chunk_id=hit.chunk_id, clause=clause)
     ranked = sorted(best.values(), key=lambda hit: -hit.score)[:limit]
     hits = tuple(replace(hit, rank=rank) for rank, hit in enumerate(ranked, start=1))
-    return ChannelAnswer(hits=hits, status=whole.status, message=whole.message, clauses=tuple(c for c, _ in clauses))
+    reading = VectorReading(clauses=tuple(c for c, _ in clauses))
+    return ChannelAnswer(hits=hits, status=whole.status, message=whole.message, reading=reading)
 
 
 def _pooled(best: dict[str, tuple[float, int]], limit: int) -> ChannelAnswer:

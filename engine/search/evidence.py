@@ -12,7 +12,7 @@ from itertools import pairwise
 
 from engine.catalog import Catalog, StoredChunk
 from engine.config import FusionConfig
-from engine.entities import normalize
+from engine.folding import entity_key
 from engine.records import ChannelEvidence, ChannelName, CreateSafety, EvidenceLabel, Snippet
 from engine.vault.plain import NO_FENCE, Fence, fence_after, plain_text
 
@@ -173,8 +173,8 @@ def create_safety(asked: str, title: str, aliases: Sequence[str], *, exact: bool
 
 @lru_cache(maxsize=8192)
 def normalized_name(name: str) -> str:
-    """A name as create_safety compares it: `entities.normalize`, cut to the compared length."""
-    return normalize(name)[:_COMPARED_CHARS]
+    """A name as create_safety compares it: `folding.entity_key`, cut to the compared length."""
+    return entity_key(name)[:_COMPARED_CHARS]
 
 
 def _holds_words(text: str, part: str) -> bool:

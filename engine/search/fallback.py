@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 
 from engine.channels.fulltext import within_one_edit
-from engine.entities import fold_accents
+from engine.folding import fold_accents
 from engine.lexicon import Lexicon
 
 __all__ = ["FlatScan", "FuzzySearch"]

@@ -16,8 +16,8 @@ from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 
 from engine.catalog import Catalog
-from engine.entities import displayed_text, fold_case
-from engine.names import one_form
+from engine.entities import displayed_text
+from engine.folding import fold_case, path_form
 from engine.query.parse import Choice, Condition, QueryFilter
 from engine.vault.links import MD_LINK
 
@@ -157,7 +157,7 @@ def _meeting(
 def _fold(text: str) -> str:
     """Text as the path filters compare it: casefolded, in one Unicode form (NFC), so that
     `file:café` finds a note a Mac named in NFD."""
-    return one_form(text).casefold()
+    return path_form(text).casefold()
 
 
 def _test(query_filter: QueryFilter) -> Callable[[NoteFacts], bool]:

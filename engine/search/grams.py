@@ -25,7 +25,8 @@ import numpy as np
 import numpy.typing as npt
 
 from engine.catalog import Catalog
-from engine.entities import displayed_text, fold_case
+from engine.entities import displayed_text
+from engine.folding import fold_case
 
 __all__ = ["PhraseGrams"]
 

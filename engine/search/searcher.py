@@ -12,17 +12,20 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from functools import lru_cache
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 from engine.catalog import Catalog, StoredChunk
-from engine.channels.base import Channel, ChannelAnswer
+from engine.channels.base import Channel, ChannelAnswer, reading_of
+from engine.channels.fulltext import FulltextReading
+from engine.channels.graph.walk import GraphReading
+from engine.channels.vectors import VectorReading
 from engine.config import EngineConfig, FusionConfig
-from engine.entities import EntityMatch, fold_accents, normalize
+from engine.entities import EntityMatch
+from engine.folding import entity_key, fold_accents
 from engine.kinds import NoteKinds
 from engine.lexicon import Lexicon
 from engine.query import GraphRequest, Planner, QueryPlan
 from engine.query.parse import query_without
-from engine.query.plan import Corrector
 from engine.query.words import QUERY_WORD
 from engine.records import (
     CHANNEL_NAMES,
@@ -46,7 +49,7 @@ from engine.search.evidence import (
     create_safety,
     normalized_name,
 )
-from engine.search.fallback import FlatScan, FuzzySearch
+from engine.search.fallback import FlatScan
 from engine.search.filters import FactsTable, PhraseMatcher, notes_meeting
 from engine.search.fusion import refuse, weighted_rrf
 from engine.search.grams import PhraseGrams
@@ -84,14 +87,14 @@ class TitleIndex:
             self.title_of[path] = title
             if aliases:
                 self.aliases_of[path] = aliases
-            key = normalize(title)
+            key = entity_key(title)
             self.titles.setdefault(key, []).append(path)
             name = path.rsplit("/", 1)[-1].removesuffix(".md")
-            stem = key if name == title else normalize(name)  # most notes are titled by their file name
+            stem = key if name == title else entity_key(name)  # most notes are titled by their file name
             if stem != key:
                 self.titles.setdefault(stem, []).append(path)
             for alias in aliases:
-                self.aliases.setdefault(normalize(alias), []).append(path)
+                self.aliases.setdefault(entity_key(alias), []).append(path)
         self.sorted_titles = sorted(self.titles)
         self._sorted_names = sorted({*self.titles, *self.aliases})
 
@@ -109,7 +112,7 @@ class TitleIndex:
             return ""
         names = self._sorted_names
         for word in words[-_COMPLETION_WORDS:]:
-            key = normalize(text[word.start() :])
+            key = entity_key(text[word.start() :])
             found: set[str] = set()
             at = bisect.bisect_left(names, key)
             for name in names[at : at + _COMPLETION_READ]:
@@ -135,6 +138,40 @@ class TitleIndex:
         return list(dict.fromkeys(path for _, _, path in found))[:most]
 
 
+class TextLookups(Protocol):
+    """What the full-text channel lends the search beyond its hits (`FulltextChannel`)."""
+
+    def analyze(self, text: str) -> list[str]: ...
+
+    def term_weights(self, terms: Sequence[str]) -> dict[str, float]: ...
+
+    def notes_with(self, word: str) -> set[str]: ...
+
+    def corrections(
+        self, words: Sequence[str], prefix: str | None = ..., known: Callable[[], Mapping[str, int]] = ...
+    ) -> dict[str, tuple[str, str]]: ...
+
+    def word_being_typed(self, prefix: str, lexicon: Lexicon) -> str: ...
+
+    def fuzzy_search(self, words: Sequence[str], limit: int) -> list[tuple[str, tuple[str, ...]]]: ...
+
+
+class NameLookups(Protocol):
+    """What the graph channel lends the search beyond its hits (`GraphChannel`)."""
+
+    def entity_matches(self, text: str) -> Sequence[EntityMatch]: ...
+
+    def chunk_entities(self, chunks: Sequence[tuple[str, int]]) -> list[tuple[str, ...]]: ...
+
+    def relation(self, a: str, b: str) -> Relation | None: ...
+
+
+class VectorCount(Protocol):
+    """What the vector channel lends the search beyond its hits (`VectorChannel`)."""
+
+    def chunk_count(self) -> int: ...
+
+
 class Searcher:
     """Runs the channels concurrently on a thread pool and fuses their answers."""
 
@@ -144,22 +181,26 @@ class Searcher:
         channels: Mapping[ChannelName, Channel],
         config: EngineConfig,
         *,
-        stem: Callable[[str], list[str]] | None = None,
-        term_weights: Callable[[Sequence[str]], dict[str, float]] | None = None,
-        recognize: Callable[[str], Sequence[EntityMatch]] | None = None,
-        notes_with: Callable[[str], set[str]] | None = None,
-        correct: Corrector | None = None,
-        finish: Callable[[str, Lexicon], str] | None = None,
         lexicon: Lexicon,
-        chunk_entities: Callable[[Sequence[tuple[str, int]]], list[tuple[str, ...]]] | None = None,
-        fuzzy: FuzzySearch | None = None,
-        relation: Callable[[str, str], Relation | None] | None = None,
-        embedded_chunks: Callable[[], int] | None = None,
+        text: TextLookups | None = None,
+        names: NameLookups | None = None,
+        vectors: VectorCount | None = None,
     ) -> None:
-        """`chunk_entities` gives the entity keys each (path, chunk ordinal) names (the graph's
-        chunk → entity edges); `fuzzy` is full text's search for terms one edit away;
-        `relation` the relation the graph names between two notes; `embedded_chunks` how
-        many chunks the vector channel holds (the vault's share it covers)."""
+        """`text` is what full text lends beyond its hits (stems, idf, the notes holding a
+        word, corrections, the word being typed, terms one edit away); `names` what the
+        graph lends (the entities a query names, those a chunk names, the relation between
+        two notes); `vectors` how many chunks the vector channel holds (the vault's share it
+        covers). Each is None when that channel is not there."""
+        stem = text.analyze if text is not None else None
+        term_weights = text.term_weights if text is not None else None
+        notes_with = text.notes_with if text is not None else None
+        correct = text.corrections if text is not None and config.fulltext.typo_correction else None
+        finish = text.word_being_typed if text is not None else None
+        fuzzy = text.fuzzy_search if text is not None else None
+        recognize = names.entity_matches if names is not None else None
+        chunk_entities = names.chunk_entities if names is not None else None
+        relation = names.relation if names is not None else None
+        embedded_chunks = vectors.chunk_count if vectors is not None else None
         self._catalog = catalog
         self._relation = relation
         self._chunk_entities = chunk_entities
@@ -401,23 +442,23 @@ class Searcher:
         exact = set(navigation.exact) if isinstance(navigation, NavigationRecord) else set()
         alias = set(navigation.alias) if isinstance(navigation, NavigationRecord) else set()
         hits = self._hits(plan, fused[:limit], answers, exact, alias, votes, scanned, deeper)
-        answer_notes = graph_answer.answer_notes if graph_answer is not None else frozenset()
+        graph_read = reading_of(graph_answer, GraphReading)
         kind = structure.kind if isinstance(structure, StructureRecord) else NO_KIND
         return SearchResults(
             query=raw,
             hits=hits,
             channels=statuses,
-            recognized_entities=graph_answer.recognized if graph_answer else (),
-            expanded_entities=graph_answer.expanded if graph_answer else (),
+            recognized_entities=graph_read.recognized,
+            expanded_entities=graph_read.expanded,
             named_because=plan.named_because,
             not_names=plan.not_names,
             total_ms=_ms(started),
-            answer_notes=answer_notes,
+            answer_notes=graph_read.answer_notes,
             asked_kind=kind,
             kind_hops=trace.hops,
             trace=trace,
             reading=reading,
-            clauses=answers["vectors"].clauses if "vectors" in answers else (),
+            clauses=reading_of(answers.get("vectors"), VectorReading).clauses,
             confident=_confident(hits, {*scanned, *(path for found in deeper.values() for path in found)}),
         )
 
@@ -683,7 +724,7 @@ class Searcher:
         for name, found in (deeper or {}).items():
             by_channel.setdefault(name, {}).update((path, hit) for path, hit in found.items() if path not in by_channel[name])
         graph_answer = answers.get("graph")
-        entity_stems = self._stems_of_names(graph_answer.recognized if graph_answer else ())
+        entity_stems = self._stems_of_names(reading_of(graph_answer, GraphReading).recognized)
         # Evidence speaks of content words: "who" or "while" matching is no reason to show.
         content = list(plan.content)
         typed = _typed_prefix(plan, answers)
@@ -988,13 +1029,13 @@ def _typed_words(terms: Sequence[str], plan: QueryPlan, typed: TypedPrefix = NO_
 
 def _typed_prefix(plan: QueryPlan, answers: Mapping[ChannelName, ChannelAnswer]) -> TypedPrefix:
     """The word still being typed, as full text searched it (none when the query has no such word)."""
-    fulltext = answers.get("fulltext")
-    if not plan.prefix or fulltext is None or not fulltext.prefix_terms:
+    prefix_terms = reading_of(answers.get("fulltext"), FulltextReading).prefix_terms
+    if not plan.prefix or not prefix_terms:
         return NO_PREFIX
     complete = set(plan.complete_stems)
     return TypedPrefix(
         stems=frozenset(stem for stem in plan.stems if stem not in complete),
-        terms=frozenset(fulltext.prefix_terms),
+        terms=frozenset(prefix_terms),
     )
 
 

@@ -155,7 +155,7 @@ def _snippet(text: str) -> Callable[[], object]:
 
 def _graph(text: str) -> Callable[[], object]:
     from engine.channels.graph.build import NoteRows, note_part
-    from engine.entities import normalize
+    from engine.folding import entity_key
     from engine.indexer import _prepare
     from engine.lexicon.en import ENGLISH
 
@@ -166,7 +166,7 @@ def _graph(text: str) -> Callable[[], object]:
         links=[(f"{link.target}.md", link.line, link.target, link.property) for link in _parsed(text).links],
     )
     # Every name is taken for a note's title, so every mention's sentence is read too.
-    name_to_note = {normalize(surface): f"note:{surface}.md" for _, surface, _ in pending.mentions}
+    name_to_note = {entity_key(surface): f"note:{surface}.md" for _, surface, _ in pending.mentions}
     notes = {target for target, _, _, _ in rows.links}
     body = (pending.body, pending.body_line_offset)
     return lambda: note_part(pending.info, rows, lambda: body, name_to_note, notes, 3, True, ENGLISH)

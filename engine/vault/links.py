@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from urllib.parse import unquote
 
-from engine.names import one_form
+from engine.folding import path_form
 from engine.records import Link
 
 # `[[target#heading|display]]`, `![[embed]]`: group 1 is the `!` of an embed, group 2 the inside.
@@ -246,7 +246,7 @@ def _folder(path: str) -> str:
 def _fold(text: str) -> str:
     """A name as links match it: case aside, and one Unicode form (a file name written on macOS
     spells "é" as "e" and a combining accent, a link typed elsewhere as one character)."""
-    return one_form(text).casefold()
+    return path_form(text).casefold()
 
 
 class LinkResolver:

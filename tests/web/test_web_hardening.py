@@ -272,10 +272,10 @@ def test_an_unhandled_error_is_a_json_500_without_a_traceback(
 def test_an_unhandled_error_on_a_page_is_an_html_500(
     hardened: TestClient, small_engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def broken(path: str, *, limit: int = 20) -> None:
+    def broken(path: str) -> None:
         raise ValueError("graph exploded")
 
-    monkeypatch.setattr(small_engine, "neighbors", broken)
+    monkeypatch.setattr(small_engine, "local_graph", broken)  # what the graph page asks the façade for
     response = hardened.get("/graph/Glossary/CRDT.md")
     assert response.status_code == 500
     assert response.headers["content-type"].startswith("text/html")

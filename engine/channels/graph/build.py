@@ -24,14 +24,8 @@ from engine.catalog import Catalog
 from engine.channels.graph.relations import Named, SentenceRelations, property_relation
 from engine.channels.graph.sums import EdgeLists, EdgeSums, link_code, pair_code
 from engine.channels.graph.texts import PairTexts
-from engine.entities import (
-    OPENING,
-    WRITTEN,
-    displayed_text,
-    extract_names,
-    is_title_word,
-    normalize,
-)
+from engine.entities import OPENING, WRITTEN, displayed_text, extract_names, is_title_word
+from engine.folding import entity_key
 from engine.kinds import is_person
 from engine.lexicon import Lexicon
 from engine.query.words import QUERY_WORD, relation_keys
@@ -361,7 +355,7 @@ def name_marks(mentions: Iterable[tuple[int, str, int]], min_name_len: int) -> d
     for _ordinal, surface, evidence in mentions:
         mark = _WRITTEN_MARK if evidence == WRITTEN else _OPENING_MARK if evidence == OPENING else 0
         if mark:
-            normal = normalize(surface)
+            normal = entity_key(surface)
             if len(normal) >= min_name_len:
                 marks[normal] = marks.get(normal, 0) | mark
     return marks
@@ -378,7 +372,7 @@ def _named(
     `Build.known`); else the known names inside it ("## Adjust Obsidian Sync settings" names
     Obsidian Sync, "VP of Engineering Marcus Webb" Marcus Webb), longest first."""
     for ordinal, surface, evidence in mentions:
-        normal = normalize(surface)
+        normal = entity_key(surface)
         if len(normal) < min_name_len:
             continue
         if evidence == WRITTEN or normal in name_to_note or is_title_word(surface) or known(normal):
@@ -391,7 +385,7 @@ def _named(
                 if not all(free[at : at + width]):
                     continue
                 piece = " ".join(words[at : at + width])
-                key = normalize(piece)
+                key = entity_key(piece)
                 if len(key) >= min_name_len and (key in name_to_note or known(key)):
                     free[at : at + width] = [False] * width
                     yield ordinal, piece, key
@@ -534,7 +528,7 @@ def _read_in_text(title: str, lexicon: Lexicon) -> str:
     names = extract_names(title, lexicon)
     if len(names) != 1:
         return ""
-    whole, name = normalize(title), normalize(names[0])
+    whole, name = entity_key(title), entity_key(names[0])
     head = whole.removesuffix(name)
     if not name or head == whole or not head.strip():
         return ""
@@ -559,7 +553,7 @@ class Build:
             self.titles[key] = info.title
             for surface in (info.title, *info.aliases):
                 self.note_entries.append((surface, key))
-                self.name_to_note.setdefault(normalize(surface), key)
+                self.name_to_note.setdefault(entity_key(surface), key)
                 bare = without_qualifier(surface)
                 if bare:
                     short.append((bare, key))

@@ -25,7 +25,8 @@ from engine.channels.graph.build import (
 )
 from engine.channels.graph.view import GraphView
 from engine.config import GraphConfig
-from engine.entities import WRITTEN, EntityDictionary, EntityMatch, normalize
+from engine.entities import WRITTEN, EntityDictionary, EntityMatch
+from engine.folding import entity_key
 from engine.lexicon import Lexicon
 from engine.lexicon.en import ENGLISH
 from engine.query import QueryPlan
@@ -427,7 +428,7 @@ def _writing_weakly(catalog: Catalog, keys: Collection[str]) -> set[str]:
     return {
         mention.path
         for mention in catalog.mentions_of(None)
-        if mention.evidence != WRITTEN and any(key in f" {normalize(mention.surface)} " for key in padded)
+        if mention.evidence != WRITTEN and any(key in f" {entity_key(mention.surface)} " for key in padded)
     }
 
 

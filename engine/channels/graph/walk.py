@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Collection
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any
 
 import numpy as np
 
-from engine.channels.base import ChannelAnswer
+from engine.channels.base import ChannelAnswer, ChannelReading
 from engine.channels.graph.build import (
     LINKS,
     RELATION_NAMES,
@@ -35,6 +35,23 @@ _ADDED_EDGES = 10_000
 _AMBIGUOUS_NAME = 3
 # What a who-question's walk keeps of a vote through, or for, a note that is not a person.
 _NOT_PERSON = 0.25
+
+
+@dataclass(frozen=True)
+class GraphReading(ChannelReading):
+    """What the graph read from a query beside its hits."""
+
+    recognized: tuple[str, ...] = ()  # the entities the query names
+    expanded: tuple[str, ...] = ()  # their neighbours one hop away, strongest first
+    # The notes of the kind the question asks for (a who-question: people), if known.
+    answer_notes: frozenset[str] = frozenset()
+    # For a question that names a relation ("who invested in X"): the notes the vault
+    # joins to a named note by that relation, and those it joins by another one (founded).
+    in_relation: frozenset[str] = frozenset()
+    other_relation: frozenset[str] = frozenset()
+    # The hits whose walk took its last step from another note (a note whose text names
+    # this one, or which it names), not from a bare name ("Breast Cancer"): hit → that note.
+    from_notes: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -203,12 +220,14 @@ def search(
     in_relation, other_relation = _by_relation(snapshot, config, [v for v, _, _ in seeds[:named_seeds]], answering)
     return ChannelAnswer(
         hits=tuple(hits),
-        recognized=tuple(recognized),
-        expanded=expanded,
-        answer_notes=people if answers_are_neighbors else frozenset(),
-        in_relation=in_relation,
-        other_relation=other_relation,
-        from_notes=from_notes,
+        reading=GraphReading(
+            recognized=tuple(recognized),
+            expanded=expanded,
+            answer_notes=people if answers_are_neighbors else frozenset(),
+            in_relation=in_relation,
+            other_relation=other_relation,
+            from_notes=from_notes,
+        ),
     )
 
 

@@ -12,6 +12,8 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
+from engine.channels.base import reading_of
+from engine.channels.fulltext import FulltextReading
 from engine.records import StageRecord
 from engine.search.ranking.base import StageContext
 
@@ -50,13 +52,13 @@ NO_PREFIX = TypedPrefix()
 def typed_prefix(context: StageContext) -> TypedPrefix:
     """The word still being typed, as full text searched it (none when the query has no such word)."""
     plan = context.plan
-    fulltext = context.answers.get("fulltext")
-    if not plan.prefix or fulltext is None or not fulltext.prefix_terms:
+    prefix_terms = reading_of(context.answers.get("fulltext"), FulltextReading).prefix_terms
+    if not plan.prefix or not prefix_terms:
         return NO_PREFIX
     complete = set(plan.complete_stems)
     return TypedPrefix(
         stems=frozenset(stem for stem in plan.stems if stem not in complete),
-        terms=frozenset(fulltext.prefix_terms),
+        terms=frozenset(prefix_terms),
     )
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from engine.names import one_form
+from engine.folding import path_form
 from engine.records import StageRecord
 from engine.search.ranking.base import StageContext
 
@@ -19,7 +19,7 @@ __all__ = ["FoldersStage", "folder_factor", "keyed_boosts"]
 
 def _folder_key(folder: str) -> str:
     """A folder as the boosts compare it: one Unicode form, case folded, no slashes at the ends."""
-    return one_form(folder).strip("/").casefold()
+    return path_form(folder).strip("/").casefold()
 
 
 def keyed_boosts(boosts: dict[str, float]) -> dict[str, float]:

@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from typing import ClassVar
 
+from engine.channels.base import reading_of
+from engine.channels.graph.walk import GraphReading
 from engine.records import CHUNK_SEEDED, StageRecord
 from engine.search.ranking.base import StageContext
 
@@ -50,7 +52,8 @@ class NamesStage:
         graph = context.answers["graph"]
         reached = context.put_first_by_others("graph")  # by a link from a note, not from the query's names
         hits = [(hit.path, hit.graph_path) for hit in graph.hits]
-        coverage = plan.coverage(graph.recognized) ** config.power
+        recognized = reading_of(graph, GraphReading).recognized
+        coverage = plan.coverage(recognized) ** config.power
         walked = [hit for hit in graph.hits if hit.graph_relation != CHUNK_SEEDED]
         seeds = [hit.path for hit in walked if len(hit.graph_path) == 1] if plan.graph.seeds else None
         said: list[str] = []
@@ -63,7 +66,7 @@ class NamesStage:
                 # A walk from the top chunks' entities starts where the text channels found the
                 # query's answer, not from names the query happens to contain.
                 factor = max(factor, config.chunk_seed_factor)
-            said.append(f"the names cover {plan.coverage(graph.recognized):.0%} of the query: the graph's votes count {factor:.2f}")
+            said.append(f"the names cover {plan.coverage(recognized):.0%} of the query: the graph's votes count {factor:.2f}")
         return StageRecord(
             self.name,
             factors={"graph": {path: factor for path, _trail in hits if path not in reached}},

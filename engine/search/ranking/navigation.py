@@ -21,7 +21,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
-from engine.entities import identifier_like, normalize
+from engine.channels.base import reading_of
+from engine.channels.graph.walk import GraphReading
+from engine.entities import identifier_like
+from engine.folding import entity_key
 from engine.records import StageRecord
 from engine.search.ranking.base import StageContext
 
@@ -66,11 +69,11 @@ class NavigationStage:
     def weigh(self, context: StageContext) -> NavigationRecord:
         plan = context.plan
         vault = context.vault
-        key = normalize(plan.text)
+        key = entity_key(plan.text)
         exact = tuple(vault.titled(key))
         alias = tuple(path for path in vault.aliased(key) if path not in exact)
         if not exact and not alias and plan.corrections:
-            read = normalize(read_through(plan.text, plan.corrections))
+            read = entity_key(read_through(plan.text, plan.corrections))
             if read != key:
                 exact = tuple(vault.titled(read))
                 alias = tuple(path for path in vault.aliased(read) if path not in exact)
@@ -110,7 +113,7 @@ class NavigationStage:
             return (), []
         found: list[str] = []
         names: list[str] = []
-        for name in graph.recognized:
+        for name in reading_of(graph, GraphReading).recognized:
             if not identifier_like(name):
                 continue
             writers = [

@@ -25,6 +25,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
+from engine.channels.base import reading_of
+from engine.channels.graph.walk import GraphReading
 from engine.kinds import linked_of_kind
 from engine.records import CHUNK_SEEDED, NO_KIND, AskedKind, StageRecord
 from engine.search.ranking.base import StageContext
@@ -67,12 +69,13 @@ class StructureStage:
         config = context.fusion.structure
         plan = context.plan
         graph = context.answers.get("graph")
-        answer_notes = graph.answer_notes if graph is not None else frozenset()
+        read = reading_of(graph, GraphReading)
+        answer_notes = read.answer_notes
         said: list[str] = []
         weights: dict[str, float] = {}
         # The walk's best answer from the names the query says (a top chunk's name is no answer).
         walked = [hit for hit in graph.hits if hit.graph_relation != CHUNK_SEEDED] if graph is not None else []
-        if walked and answers_relation(plan.asks_about(graph.recognized if graph else ()), walked[0].graph_relation):
+        if walked and answers_relation(plan.asks_about(read.recognized), walked[0].graph_relation):
             weights["graph"] = config.relational_graph_boost
             said.append(f"a question about a named note's relations: the graph's weight × {config.relational_graph_boost:g}")
         # The kind fusion weighs by: the plan's, unless the graph answers a relation question
@@ -94,7 +97,7 @@ class StructureStage:
             name: [*hops, *(p for p in ranked if p not in reached)] if name == "graph" else ranked
             for name, ranked in context.lists.items()
         }
-        asked, other = (graph.in_relation, graph.other_relation) if graph is not None else (frozenset(), frozenset())
+        asked, other = read.in_relation, read.other_relation
         if asked and other and config.other_relation_factor != 1:
             _scale(factors, lists, lambda path: path in other, config.other_relation_factor)
             said.append(f"notes joined to the named note by another relation than the one asked count × {config.other_relation_factor:g}")
