@@ -822,6 +822,28 @@ class Catalog:
         for path, ordinal, surface, evidence in self._rows_of(sql, paths, "m.rowid"):
             yield Mention(str(path), int(ordinal), str(surface), int(evidence))  # type: ignore[call-overload]
 
+    def surfaces_not_written(self) -> list[str]:
+        """The distinct surfaces some note writes other than inside running text (a heading,
+        a title, a sentence's start: evidence other than WRITTEN, which is 0 in
+        engine/entities.py). One pass in SQLite, no row per mention in Python."""
+        conn = self._conn()
+        sql = f"SELECT DISTINCT m.surface FROM mentions m WHERE {self._evidence} != 0"
+        return [str(surface) for (surface,) in conn.execute(sql)]
+
+    def writing_not_written(self, surfaces: Collection[str]) -> set[str]:
+        """The notes that write any of `surfaces` other than inside running text."""
+        conn = self._conn()
+        wanted = list(surfaces)
+        out: set[str] = set()
+        for start in range(0, len(wanted), 500):
+            part = wanted[start : start + 500]
+            sql = (
+                f"SELECT DISTINCT n.path FROM mentions m JOIN notes n ON n.id=m.note_id WHERE {self._evidence} != 0"
+                f" AND m.surface IN ({','.join('?' * len(part))})"
+            )
+            out.update(str(path) for (path,) in conn.execute(sql, part))
+        return out
+
     def naming(self, names: Collection[str], paths: Collection[str]) -> dict[str, set[str]]:
         """Which of `names` (as extracted, exact) each of the notes at `paths` mentions; notes
         that mention none are left out. The filter runs in SQLite: a note may mention

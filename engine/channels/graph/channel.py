@@ -25,7 +25,7 @@ from engine.channels.graph.build import (
 )
 from engine.channels.graph.view import GraphView
 from engine.config import GraphConfig
-from engine.entities import WRITTEN, EntityDictionary, EntityMatch
+from engine.entities import EntityDictionary, EntityMatch
 from engine.folding import entity_key
 from engine.lexicon import Lexicon
 from engine.lexicon.en import ENGLISH
@@ -425,11 +425,9 @@ def _writing_weakly(catalog: Catalog, keys: Collection[str]) -> set[str]:
     """The notes that write any of these name keys, or a phrase holding one, other than inside
     running text (in a heading, a title, at a sentence's start): one pass over the mentions."""
     padded = [f" {key} " for key in keys]
-    return {
-        mention.path
-        for mention in catalog.mentions_of(None)
-        if mention.evidence != WRITTEN and any(key in f" {entity_key(mention.surface)} " for key in padded)
-    }
+    # Each distinct surface is folded once (a vault writes the same phrase in many notes).
+    surfaces = [s for s in catalog.surfaces_not_written() if any(key in f" {entity_key(s)} " for key in padded)]
+    return catalog.writing_not_written(surfaces) if surfaces else set()
 
 
 def relation_names(lexicon: Lexicon) -> dict[str, frozenset[str]]:
