@@ -255,6 +255,9 @@ class StageRecord:
     first: dict[str, tuple[str, ...]] = field(default_factory=dict)
     reached: dict[str, str] = field(default_factory=dict)
     floors: tuple[str, ...] = ()
+    # A floor that stands on one channel's evidence (note → channel): fused without that
+    # channel, or with another alone, the note has no floor.
+    floor_channels: dict[str, str] = field(default_factory=dict)
     said: tuple[str, ...] = ()
 
 

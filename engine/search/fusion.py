@@ -120,7 +120,15 @@ def refuse(
     the trace's flat-scan hits (score 0), as the search's own results do.
     """
     records = _active(trace, off)
-    floors = tuple(dict.fromkeys(path for record in records for path in record.floors))
+    needs = {path: channel for record in records for path, channel in record.floor_channels.items()}
+    floors = tuple(
+        dict.fromkeys(
+            path
+            for record in records
+            for path in record.floors
+            if needs.get(path) is None or (needs[path] != without and only in (None, needs[path]))
+        )
+    )
     weights = {**config.weights, **trace.weights}
     if only is not None:
         ranked = trace.rankings.get(only)

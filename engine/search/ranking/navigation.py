@@ -97,6 +97,7 @@ class NavigationStage:
             alias=alias,
             typed=typed,
             identified=identified,
+            floor_channels=dict.fromkeys(identified, "graph"),  # the graph read who writes the identifier
         )
 
     @staticmethod
